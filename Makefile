@@ -1,0 +1,50 @@
+# TraceDesk — two commands: `make demo` and `make test`. Needs only Python 3.11+, make and git.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+HOST ?= 127.0.0.1
+PORT ?= 8000
+
+.PHONY: demo test venv install install-dev migrate serve worker db-stop bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(VENV)/.installed: requirements.txt | $(BIN)/python
+	$(BIN)/pip install --quiet -r requirements.txt
+	touch $@
+
+$(VENV)/.installed-dev: requirements.txt requirements-dev.txt | $(BIN)/python
+	$(BIN)/pip install --quiet -r requirements-dev.txt
+	touch $(VENV)/.installed $@
+
+venv: $(BIN)/python
+install: $(VENV)/.installed
+install-dev: $(VENV)/.installed-dev
+
+migrate: install
+	$(BIN)/python manage.py migrate --noinput
+
+demo: migrate
+	$(BIN)/python manage.py kb_import kb/sample
+	$(BIN)/python manage.py demo_users
+	@echo "TraceDesk is at http://$(HOST):$(PORT)/  (web chat: http://$(HOST):$(PORT)/chat/)"
+	$(BIN)/python manage.py runserver $(HOST):$(PORT)
+
+test: install-dev
+	$(BIN)/python -m pytest --cov --cov-report= $(PYTEST_ARGS)
+
+worker: install
+	$(BIN)/celery -A config worker --loglevel=info
+
+db-stop: install
+	$(BIN)/python -c "from config import embedded_db; print('stopped' if embedded_db.stop() else 'not running')"
+
+bench: install-dev
+	$(BIN)/python bench/retrieval.py
+	$(BIN)/python bench/grounding.py
+	$(BIN)/python bench/billing.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .coverage

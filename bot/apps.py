@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class BotConfig(AppConfig):
+    name = "bot"
+    verbose_name = "Bot (answering turn)"

