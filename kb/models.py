@@ -112,3 +112,18 @@ class EmbeddingSpace(models.Model):
 
     def __str__(self):
         return f"{self.model_name} ({self.dimensions}d) v{self.index_version}"
+
+
+class TermStat(models.Model):
+    """How many chunks hold each lexeme, per text-search config; refreshed after every import.
+
+    The full-text branch drops lexemes that most chunks hold ("factura"), which keeps it
+    discriminating and fast: a common term never makes it rank every chunk of the corpus.
+    """
+
+    config = models.CharField(max_length=20)
+    lexeme = models.CharField(max_length=200)
+    ndoc = models.PositiveIntegerField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["config", "lexeme"], name="kb_termstat_unique")]

@@ -1,0 +1,223 @@
+"""Parse knowledge-base files into sections and chunk them by section.
+
+Pure: no Django. A chunk is what the retriever scores: the document title, the section's
+heading path and the section text. A section longer than the embedder's window is split on
+paragraph boundaries (then sentences, for a paragraph that alone is too long), and every
+piece keeps the title + heading prefix so it still says what it is about.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import yaml
+
+LANGUAGES = ("es", "en")
+HEADING_SEPARATOR = " › "
+MARKDOWN_SUFFIXES = {".md", ".markdown"}
+HTML_SUFFIXES = {".html", ".htm"}
+SUPPORTED_SUFFIXES = MARKDOWN_SUFFIXES | HTML_SUFFIXES
+
+
+class MalformedDocument(ValueError):
+    """A knowledge-base file that cannot be imported; the message names the file."""
+
+
+@dataclass(frozen=True)
+class ParsedSection:
+    heading_path: str
+    text: str
+
+
+@dataclass(frozen=True)
+class ParsedDocument:
+    slug: str
+    title: str
+    language: str
+    sections: list[ParsedSection] = field(default_factory=list)
+
+
+def parse_file(path: Path, text: str | None = None) -> ParsedDocument:
+    """Parse a Markdown or HTML file; raise MalformedDocument naming the file when it cannot be read."""
+    suffix = path.suffix.lower()
+    if suffix not in SUPPORTED_SUFFIXES:
+        raise MalformedDocument(f"{path}: unsupported file type {suffix!r} (use .md or .html)")
+    try:
+        raw = path.read_text(encoding="utf-8") if text is None else text
+    except UnicodeDecodeError as exc:
+        raise MalformedDocument(f"{path}: not UTF-8 text ({exc.reason})") from exc
+    if suffix in MARKDOWN_SUFFIXES:
+        return parse_markdown(raw, source=str(path), default_slug=path.stem)
+    return parse_html(raw, source=str(path), default_slug=path.stem)
+
+
+_FRONT_MATTER = re.compile(r"\A---\s*\n(.*?)\n---\s*(?:\n|\Z)", re.S)
+_HEADING = re.compile(r"^(#{1,3})\s+(.+?)\s*#*\s*$")
+_SLUG = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
+
+
+def parse_markdown(raw: str, *, source: str, default_slug: str) -> ParsedDocument:
+    """Parse front matter (slug, title, language), a `#` title and `##`/`###` sections."""
+    meta: dict = {}
+    body = raw
+    match = _FRONT_MATTER.match(raw)
+    if match:
+        try:
+            meta = yaml.safe_load(match.group(1)) or {}
+        except yaml.YAMLError as exc:
+            raise MalformedDocument(f"{source}: front matter is not valid YAML ({exc})") from exc
+        if not isinstance(meta, dict):
+            raise MalformedDocument(f"{source}: front matter must be key: value pairs")
+        body = raw[match.end():]
+    elif raw.lstrip().startswith("---"):
+        raise MalformedDocument(f"{source}: front matter opened with --- but never closed")
+
+    title = None
+    headings: list[str] = []  # [h2, h3]
+    sections: list[ParsedSection] = []
+    lines: list[str] = []
+    in_fence = False
+
+    def flush():
+        text = _clean("\n".join(lines))
+        if text:
+            path = HEADING_SEPARATOR.join(headings) if headings else (meta.get("title") or title or "")
+            sections.append(ParsedSection(heading_path=path, text=text))
+        lines.clear()
+
+    for line in body.splitlines():
+        if line.strip().startswith("```"):
+            in_fence = not in_fence
+        heading = None if in_fence else _HEADING.match(line)
+        if heading is None:
+            lines.append(line)
+            continue
+        level, name = len(heading.group(1)), heading.group(2).strip()
+        flush()
+        if level == 1:
+            if title is None:
+                title = name
+            continue
+        headings = [name] if level == 2 else (headings[:1] or [title or ""]) + [name]
+
+    flush()
+    return _validated(meta, title, sections, source=source, default_slug=default_slug)
+
+
+def parse_html(raw: str, *, source: str, default_slug: str) -> ParsedDocument:
+    """Parse an HTML page: <h1> title, <h2>/<h3> sections, language from <html lang>."""
+    from bs4 import BeautifulSoup
+
+    soup = BeautifulSoup(raw, "html.parser")
+    meta = {}
+    html = soup.find("html")
+    if html is not None and html.get("lang"):
+        meta["language"] = html["lang"].split("-")[0].lower()
+    for tag in soup.find_all("meta"):
+        if tag.get("name") in {"slug", "title", "language"} and tag.get("content"):
+            meta[tag["name"]] = tag["content"].strip()
+    h1 = soup.find("h1")
+    title = h1.get_text(" ", strip=True) if h1 else None
+    if not title and soup.title:
+        title = soup.title.get_text(" ", strip=True)
+
+    sections: list[ParsedSection] = []
+    headings: list[str] = []
+    paragraphs: list[str] = []
+
+    def flush():
+        text = _clean("\n\n".join(paragraphs))
+        if text:
+            path = HEADING_SEPARATOR.join(headings) if headings else (meta.get("title") or title or "")
+            sections.append(ParsedSection(heading_path=path, text=text))
+        paragraphs.clear()
+
+    root = soup.body or soup
+    for element in root.find_all(["h1", "h2", "h3", "p", "li", "td", "pre"]):
+        if element.name in {"h1", "h2", "h3"}:
+            flush()
+            name = element.get_text(" ", strip=True)
+            if element.name == "h2":
+                headings = [name]
+            elif element.name == "h3":
+                headings = (headings[:1] or [title or ""]) + [name]
+            continue
+        if element.find_parent(["li", "td"]) is not None and element.name != "li":
+            continue
+        text = element.get_text(" ", strip=True)
+        if text:
+            paragraphs.append(("- " if element.name == "li" else "") + text)
+    flush()
+    return _validated(meta, title, sections, source=source, default_slug=default_slug)
+
+
+def _clean(text: str) -> str:
+    text = re.sub(r"[ \t]+\n", "\n", text)
+    return re.sub(r"\n{3,}", "\n\n", text).strip()
+
+
+def _validated(meta, title, sections, *, source, default_slug) -> ParsedDocument:
+    title = str(meta.get("title") or title or "").strip()
+    if not title:
+        raise MalformedDocument(f"{source}: no title (front matter `title` or a `#` heading)")
+    language = str(meta.get("language") or "").strip().lower()
+    if language not in LANGUAGES:
+        raise MalformedDocument(
+            f"{source}: language must be one of {', '.join(LANGUAGES)} (got {language or 'nothing'!r})"
+        )
+    slug = str(meta.get("slug") or default_slug).strip().lower()
+    if not _SLUG.match(slug):
+        raise MalformedDocument(f"{source}: slug {slug!r} may only hold a-z, 0-9, '-' and '_'")
+    if not sections:
+        raise MalformedDocument(f"{source}: no section text under the title")
+    return ParsedDocument(slug=slug, title=title, language=language, sections=sections)
+
+
+def chunk_prefix(title: str, heading_path: str) -> str:
+    """Return the prefix every chunk of a section starts with."""
+    if heading_path and heading_path != title:
+        return f"{title}\n{heading_path}\n\n"
+    return f"{title}\n\n"
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+")
+
+
+def chunk_section(
+    title: str,
+    heading_path: str,
+    text: str,
+    *,
+    count_tokens: Callable[[str], int],
+    max_tokens: int,
+) -> list[str]:
+    """Return the chunk texts of one section: one when it fits, else paragraph-aligned pieces."""
+    prefix = chunk_prefix(title, heading_path)
+    whole = prefix + text
+    if count_tokens(whole) <= max_tokens:
+        return [whole]
+    budget = max_tokens - count_tokens(prefix)
+    units: list[str] = []
+    for paragraph in re.split(r"\n\s*\n", text):
+        paragraph = paragraph.strip()
+        if not paragraph:
+            continue
+        if count_tokens(paragraph) <= budget:
+            units.append(paragraph)
+        else:
+            units.extend(s for s in _SENTENCE_END.split(paragraph) if s.strip())
+    pieces: list[str] = []
+    current: list[str] = []
+    for unit in units:
+        candidate = "\n\n".join(current + [unit])
+        if current and count_tokens(candidate) > budget:
+            pieces.append("\n\n".join(current))
+            current = [unit]
+        else:
+            current.append(unit)
+    if current:
+        pieces.append("\n\n".join(current))
+    return [prefix + piece for piece in pieces]
