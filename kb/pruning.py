@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 DEFAULT_MARGIN = 0.12
 DEFAULT_MIN_KEEP = 2
+_EPSILON = 1e-9  # 0.8 * (1 - 0.12) is 0.7040000000000001 in floats; a score of 0.704 is within margin
 
 
 @dataclass(frozen=True)
@@ -49,7 +50,7 @@ def prune(
             reasons.append("identifier hit")
         elif candidate.matched_by_text:
             reasons.append("text hit")
-        elif floor is not None and candidate.vector_score is not None and candidate.vector_score >= floor:
+        elif floor is not None and candidate.vector_score is not None and candidate.vector_score >= floor - _EPSILON:
             reasons.append("within margin")
         else:
             reasons.append(None)

@@ -20,8 +20,11 @@ from kb.models import Chunk, TermStat
 from kb.pruning import Candidate, prune
 
 CONFIG_BY_LANGUAGE = {"es": "spanish", "en": "english"}
-# A lexeme held by more than this share of chunks does not discriminate; the text branch drops it.
+# A lexeme held by more than this share of chunks does not discriminate; the text branch drops it
+# (PostgreSQL's ts_rank has no IDF, so without this "factura" would weigh as much as "reconexión").
+# Small collections keep every lexeme held by up to MIN_DF_LIMIT chunks.
 MAX_DF_RATIO = 0.2
+MIN_DF_LIMIT = 20
 # Safety net: never rank more than this many full-text matches for one query.
 TEXT_CANDIDATE_CAP = 2000
 
@@ -171,7 +174,7 @@ def _text_terms(query: str, language: str | None) -> dict[str, list[str]]:
     """Return the discriminating lexemes of the query per text-search config."""
     configs = [CONFIG_BY_LANGUAGE[language]] if language else list(CONFIG_BY_LANGUAGE.values())
     total = Chunk.objects.count() or 1
-    limit = max(1, int(total * MAX_DF_RATIO))
+    limit = max(MIN_DF_LIMIT, int(total * MAX_DF_RATIO))
     with connection.cursor() as cursor:
         # Lexemes per config; 'simple' lexemes only when no language config treats them as a stop word,
         # so names and codes match without "de", "la", "the" matching every chunk.

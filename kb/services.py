@@ -244,6 +244,8 @@ def chunks_reembed(*, embedder: Embedder, progress: Progress | None = None) -> E
                            f"AND attname = 'embedding'")
             (current_dim,) = cursor.fetchone()
             if current_dim != embedder.dimensions:
+                # Deferred FK checks queued earlier in this transaction would block ALTER TABLE.
+                cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
                 cursor.execute("DROP INDEX IF EXISTS kb_chunk_embedding_hnsw")
                 cursor.execute(f"UPDATE {table} SET embedding = NULL")
                 cursor.execute(

