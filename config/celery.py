@@ -9,3 +9,14 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 app = Celery("tracedesk")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+
+
+@app.task(name="tracedesk.health_check")
+def health_check() -> dict:
+    """Report which database this worker reaches and its pgvector version (used by ops and tests)."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT current_database(), (SELECT extversion FROM pg_extension WHERE extname = 'vector')")
+        database, pgvector = cursor.fetchone()
+    return {"database": database, "pgvector": pgvector}

@@ -1,0 +1,53 @@
+"""A task goes through a real Redis broker to a real Celery worker process and back."""
+
+import os
+import socket
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+from celery import Celery
+from django.db import connection
+
+REDIS = ("127.0.0.1", 6379)
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def redis_reachable() -> bool:
+    try:
+        with socket.create_connection(REDIS, timeout=1):
+            return True
+    except OSError:
+        return False
+
+
+@pytest.mark.broker
+@pytest.mark.django_db
+@pytest.mark.skipif(not redis_reachable(), reason="Redis is not reachable at 127.0.0.1:6379")
+def test_a_task_runs_in_a_worker_process_through_redis():
+    broker = "redis://127.0.0.1:6379/15"
+    queue = f"test-{uuid.uuid4().hex[:8]}"
+    env = {
+        **os.environ,
+        "CELERY_BROKER_URL": broker,
+        "CELERY_RESULT_BACKEND": broker,
+        "EMBEDDED_PG_DATABASE": connection.settings_dict["NAME"],
+        "DJANGO_SETTINGS_MODULE": "config.settings",
+    }
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "celery", "-A", "config", "worker", "--pool=solo", "--concurrency=1",
+         "-Q", queue, "--without-heartbeat", "--without-gossip", "--without-mingle", "--loglevel=WARNING"],
+        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )
+    client = Celery(broker=broker, backend=broker)
+    try:
+        result = client.send_task("tracedesk.health_check", queue=queue)
+        outcome = result.get(timeout=90)
+    finally:
+        worker.terminate()
+        output, _ = worker.communicate(timeout=30)
+    assert outcome == {"database": connection.settings_dict["NAME"], "pgvector": outcome["pgvector"]}, output
+    assert tuple(int(p) for p in outcome["pgvector"].split(".")[:2]) >= (0, 8)
+    assert worker.returncode is not None
