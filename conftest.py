@@ -19,3 +19,15 @@ def make_staff(django_user_model):
         return user
 
     return make
+
+
+@pytest.fixture(scope="session")
+def sample_kb(django_db_setup, django_db_blocker):
+    """Import the sample knowledge base into the test database once per session (unchanged files are skipped)."""
+    from django.conf import settings
+
+    from kb.embeddings import get_embedder
+    from kb.services import documents_import
+
+    with django_db_blocker.unblock():
+        return documents_import(paths=[settings.KB_SAMPLE_DIR], embedder=get_embedder())

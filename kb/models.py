@@ -24,6 +24,20 @@ class RegConfig(Func):
     output_field = models.TextField()
 
 
+# Accents are folded before stemming so "reconexion" finds "reconexión" (subscribers type without
+# them). translate() is immutable, so generated columns accept it; ñ is kept ("año" is not "ano").
+ACCENTED = "áéíóúüÁÉÍÓÚÜàèìòùÀÈÌÒÙ"
+UNACCENTED = "aeiouuAEIOUUaeiouAEIOU"
+
+
+class FoldAccents(Func):
+    function = "translate"
+    output_field = models.TextField()
+
+    def __init__(self, expression, **extra):
+        super().__init__(expression, Value(ACCENTED), Value(UNACCENTED), **extra)
+
+
 class Document(models.Model):
     slug = models.SlugField(max_length=120, unique=True)
     title = models.CharField(max_length=300)
@@ -72,13 +86,13 @@ class Chunk(models.Model):
                 When(language="es", then=RegConfig(Value("spanish"))),
                 default=RegConfig(Value("english")),
             ),
-            F("text"),
+            FoldAccents(F("text")),
         ),
         output_field=SearchVectorField(),
         db_persist=True,
     )
     search_vector_simple = models.GeneratedField(
-        expression=ToTsVector(RegConfig(Value("simple")), F("text")),
+        expression=ToTsVector(RegConfig(Value("simple")), FoldAccents(F("text"))),
         output_field=SearchVectorField(),
         db_persist=True,
     )
