@@ -145,6 +145,9 @@ KB_VECTOR_CANDIDATES = env_int("KB_VECTOR_CANDIDATES", 40)
 KB_TEXT_CANDIDATES = env_int("KB_TEXT_CANDIDATES", 40)
 KB_PRUNE_MARGIN = env_float("KB_PRUNE_MARGIN", 0.12)
 KB_RRF_K = env_int("KB_RRF_K", 60)
+# The bot treats retrieval as context only when a kept chunk scores at least this (cosine, e5 scale):
+# on the sample KB every golden question's best chunk scores ≥ 0.838, off-topic questions ≤ 0.832.
+KB_MIN_CONTEXT_SCORE = env_float("KB_MIN_CONTEXT_SCORE", 0.835)
 
 # Writer / judge (OpenAI-compatible)
 OPENAI_API_KEY = env("OPENAI_API_KEY")
@@ -159,6 +162,17 @@ BILLING_API_TIMEOUT_S = env_float("BILLING_API_TIMEOUT_S", 3.0)
 BILLING_BREAKER_FAILURES = env_int("BILLING_BREAKER_FAILURES", 5)
 BILLING_BREAKER_COOLDOWN_S = env_float("BILLING_BREAKER_COOLDOWN_S", 30.0)
 BILLING_SIM_FAULT = env("BILLING_SIM_FAULT")  # e.g. "503", "timeout", "reset", "malformed", "latency:200"
+
+# The bot turn
+BOT_MAX_REWRITES = env_int("BOT_MAX_REWRITES", 2)
+# Extra phrases the customer must never read (one per line, # comments), on top of bot/grounding.py's list.
+GROUNDING_BANNED_PHRASES_FILE = env("GROUNDING_BANNED_PHRASES_FILE")
+GROUNDING_BANNED_PHRASES = [
+    line.strip()
+    for line in (Path(GROUNDING_BANNED_PHRASES_FILE).read_text(encoding="utf-8").splitlines()
+                 if GROUNDING_BANNED_PHRASES_FILE else [])
+    if line.strip() and not line.lstrip().startswith("#")
+]
 
 # WhatsApp Cloud API
 WHATSAPP_API_BASE_URL = env("WHATSAPP_API_BASE_URL", "https://graph.facebook.com/v21.0")

@@ -1,0 +1,513 @@
+"""Numeric grounding verifier: no number reaches a subscriber unless this turn's evidence holds it.
+
+Pure Python, no Django. `verify()` takes the writer's answer (with inline `[E3]` citations) and
+the turn's evidence and returns a `Verdict`: grounded or not, problems worded so the writer can
+fix the answer from the message alone, warnings, derived numbers and one `TokenCheck` per token.
+
+Rules, strictest first (see issue 4 and bot/GROUNDING_README_SECTION.md):
+R1 literal whole token · R2 amount value · R3 identifier digits · R4 sum/difference of two
+evidence amounts (derived) · R5 percent · R6 citations · R7 customer-view promises and jargon ·
+R8 calendar date · R9 anything numeric left unsupported is a problem.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import asdict, dataclass
+from datetime import date
+from decimal import Decimal
+from functools import lru_cache
+
+# The minimum set from issue 4; settings may extend it (GROUNDING_BANNED_PHRASES).
+DEFAULT_BANNED_PHRASES: tuple[str, ...] = (
+    "le garantizamos el reembolso",
+    "ya fue reembolsado",
+    "ya le devolvimos",
+    "el dinero llegará hoy",
+    "reembolso inmediato",
+    "we guarantee a refund",
+    "has been refunded",
+    "you will get your money back today",
+    "refund is guaranteed",
+    "immediate refund",
+)
+
+AMOUNT = "amount"
+IDENTIFIER = "identifier"
+NUMBER = "number"
+PERCENT = "percent"
+DATE = "date"
+_CITATION = "citation"
+_EVIDENCE_ID = "evidence_id"
+
+_MIN_IDENTIFIER_DIGITS = 7
+_MAX_LISTED = 8
+
+_SPACES = " \u00a0\u202f\u2009"
+_CITATION_PATTERN = r"\[\s*E\d+(?:\s*[,;]\s*E\d+)*\s*\]"
+# The leading lookahead lets the engine skip plain text fast. No alternative can start inside a digit
+# run: every one that ends on a digit refuses a following digit, so no digit lookbehinds are needed.
+_TOKEN_RE = re.compile(
+    r"(?=[\[E\d])(?:"
+    rf"(?P<{_CITATION}>{_CITATION_PATTERN})"
+    # a bare evidence id (not glued to a word, not the start of a number such as E12.345)
+    rf"|(?P<{_EVIDENCE_ID}>E(?<![0-9A-Za-z_]E)(?P<eid_digits>\d+)(?![0-9A-Za-z_]|[.,\-]\d))"
+    r"|(?P<iso>\d{4}-\d{2}-\d{2}(?!\d|[-./,]\d))"
+    r"|(?P<dmy>\d{1,2}/\d{1,2}/\d{4}(?!\d|[-./,]\d))"
+    rf"|(?P<pct>\d+(?:[.,]\d+)?[{_SPACES}]?%)"
+    # digit groups joined by . , - or by a space when three digits follow (1 234,56 · 0412 555 1234)
+    rf"|(?P<num>\d+(?:(?:[.,\-]|[{_SPACES}](?=\d{{3}}))\d+)*)"
+    r")"
+)
+# Thousands groups of three with one separator, then a different decimal separator and 1-2 digits.
+_AMOUNT_RE = re.compile(
+    rf"\d{{1,3}}(?P<sep>[.,{_SPACES}])\d{{3}}(?:(?P=sep)\d{{3}})*(?!(?P=sep))[.,]\d{{1,2}}"
+    r"|\d+[.,]\d{1,2}"
+)
+_NON_DIGIT_RE = re.compile(r"\D")
+_SEPARATORS = str.maketrans("", "", f".,-{_SPACES}")
+_CITED_ID_RE = re.compile(r"E\d+")
+_CITATION_RE = re.compile(rf"[ \t]*{_CITATION_PATTERN}")
+_SENTENCE_END_RE = re.compile(r"(?=[.!?。！？\n])(?:[.!?]+(?=\s|\[|$)|[。！？]+|\n+)")
+_WORD_BEFORE_RE = re.compile(r"[^\W\d_]+\Z")
+_TRAILING_CITATIONS_RE = re.compile(rf"(?:\s*{_CITATION_PATTERN})+")
+_SNAKE_CASE_RE = re.compile(r"(?<![0-9A-Za-z_])[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+(?![0-9A-Za-z_])")
+_COMBINING_RE = re.compile(r"[\u0300-\u036f]")
+_PERCENT_WORD_RE = re.compile(r"%|percent|porcentaje|por ciento|百分", re.IGNORECASE)
+_PLAIN_DECIMAL_RE = re.compile(r"\d+(?:[.,]\d+)?")
+# A period after these words does not end a sentence ("Bs. 1.234,56").
+_ABBREVIATIONS = frozenset({"bs", "sr", "sra", "srta", "dr", "dra", "nro", "núm", "num", "av", "ud", "uds",
+                            "aprox", "approx", "ref", "tel", "mr", "mrs", "ms", "vs"})
+_KIND_NOUNS = {
+    AMOUNT: ("figure", "figures"),
+    NUMBER: ("figure", "figures"),
+    IDENTIFIER: ("identifier", "identifiers"),
+    DATE: ("date", "dates"),
+    PERCENT: ("percentage", "percentages"),
+}
+_NUMERIC_KINDS = frozenset(_KIND_NOUNS)
+# What to list as the figures a writer could have meant (a bare year points at the dates).
+_NOUN_KINDS = {AMOUNT: (AMOUNT, NUMBER), NUMBER: (AMOUNT, NUMBER, DATE), IDENTIFIER: (IDENTIFIER,),
+               DATE: (DATE,), PERCENT: (PERCENT,)}
+
+
+@dataclass(frozen=True, slots=True)
+class Evidence:
+    """One evidence item of the turn: a retrieved chunk (text only) or a billing fact (with a value)."""
+
+    id: str
+    text: str
+    value: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """Something that makes the answer ungrounded, with a reason the writer can act on."""
+
+    token: str
+    sentence: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Derived:
+    """An amount the answer computed from two evidence amounts (R4), for a human to check."""
+
+    token: str
+    value: str
+    expression: str
+    evidence: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class TokenCheck:
+    """How one token of the answer was judged: the rule that supported it or why it failed."""
+
+    token: str
+    start: int
+    end: int
+    kind: str
+    rule: str | None
+    evidence: tuple[str, ...] = ()
+    reason: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.rule is not None
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """The verifier's answer: grounded only when there is no problem."""
+
+    grounded: bool
+    problems: list[Problem]
+    warnings: list[str]
+    derived: list[Derived]
+    tokens: list[TokenCheck]
+
+    def as_json(self) -> dict:
+        """Return the verdict in the verify_answer JSON shape."""
+        return {
+            "grounded": self.grounded,
+            "problems": [asdict(p) for p in self.problems],
+            "warnings": list(self.warnings),
+            "derived": [{**asdict(d), "evidence": list(d.evidence)} for d in self.derived],
+        }
+
+
+def evidence_from_data(data: object) -> list[Evidence]:
+    """Return the evidence list from decoded JSON; raise ValueError naming the first malformed item."""
+    if not isinstance(data, list):
+        raise ValueError('evidence must be a list of {"id", "text", "value"}')
+    evidence = []
+    for position, raw in enumerate(data):
+        where = f"evidence[{position}]"
+        if not isinstance(raw, dict):
+            raise ValueError(f'{where} must be an object with "id", "text" and "value"')
+        evidence_id, text, value = raw.get("id"), raw.get("text", ""), raw.get("value")
+        if not isinstance(evidence_id, str) or not _CITED_ID_RE.fullmatch(evidence_id):
+            raise ValueError(f'{where}.id must be a string such as "E1" (E and a number), not {evidence_id!r}')
+        if not isinstance(text, str):
+            raise ValueError(f"{where}.text must be a string")
+        if isinstance(value, bool) or not isinstance(value, (str, int, float, Decimal, type(None))):
+            raise ValueError(f"{where}.value must be a string, a number or null")
+        evidence.append(Evidence(evidence_id, text, None if value is None else str(value)))
+    return evidence
+
+
+class _Token:
+    __slots__ = ("kind", "text", "start", "end", "key")
+
+    def __init__(self, kind: str, text: str, start: int, end: int, key: object) -> None:
+        self.kind, self.text, self.start, self.end, self.key = kind, text, start, end, key
+
+
+class _Item:
+    """One evidence item, indexed at most once per call and only when a rule needs it."""
+
+    __slots__ = ("id", "evidence", "known_ids", "tokens", "literals", "amounts", "identifiers", "dates",
+                 "percents")
+
+    def __init__(self, evidence: Evidence, known_ids: set[str]) -> None:
+        self.id = evidence.id
+        self.evidence = evidence
+        self.known_ids = known_ids
+        self.tokens: list[_Token] | None = None
+
+    def index(self) -> None:
+        evidence = self.evidence
+        self.tokens = [t for t in _scan(f"{evidence.text}\n{evidence.value or ''}", self.known_ids)
+                       if t.kind in _NUMERIC_KINDS]
+        self.literals: set[str] = set()
+        self.amounts: dict[int, str] = {}
+        self.identifiers: dict[str, str] = {}
+        self.dates: dict[object, str] = {}
+        self.percents: dict[Decimal, str] = {}
+        by_kind = {AMOUNT: self.amounts, IDENTIFIER: self.identifiers, DATE: self.dates,
+                   PERCENT: self.percents, NUMBER: {}}
+        for token in self.tokens:
+            if token.kind != PERCENT:
+                self.literals.add(token.text)
+            by_kind[token.kind].setdefault(token.key, token.text)
+
+    def supports_percent(self, percent: Decimal) -> bool:
+        """R5: the text holds this percentage, or the value is it as a fraction, or as a number named percent."""
+        if percent in self.percents:
+            return True
+        value = (self.evidence.value or "").strip()
+        if not _PLAIN_DECIMAL_RE.fullmatch(value):
+            return False
+        number = Decimal(value.replace(",", "."))
+        return number * 100 == percent or (number == percent and bool(_PERCENT_WORD_RE.search(self.evidence.text)))
+
+
+def _indexed(items: list[_Item]) -> list[_Item]:
+    """Return the items, indexing those no rule has needed yet (most answers cite a few of ten)."""
+    for item in items:
+        if item.tokens is None:
+            item.index()
+    return items
+
+
+def _calendar(year: int, month: int, day: int, text: str) -> object:
+    """Return the calendar date, or the text itself for an impossible date (so only R1 can match it)."""
+    try:
+        return date(year, month, day)
+    except ValueError:
+        return text
+
+
+def _number_token(text: str, start: int, end: int) -> _Token:
+    """Classify a digit group: amount-shaped (key: cents), identifier of 7+ digits (key: digits) or number."""
+    digits = text.translate(_SEPARATORS)
+    if _AMOUNT_RE.fullmatch(text):
+        decimals = len(text) - max(text.rfind("."), text.rfind(",")) - 1
+        return _Token(AMOUNT, text, start, end, int(digits) * (10 if decimals == 1 else 1))
+    if len(digits) >= _MIN_IDENTIFIER_DIGITS:
+        return _Token(IDENTIFIER, text, start, end, digits)
+    return _Token(NUMBER, text, start, end, text)
+
+
+def _scan(text: str, known_ids: set[str]) -> list[_Token]:
+    """Return the citations, bare evidence ids and numeric tokens of a text, in order."""
+    tokens = []
+    for match in _TOKEN_RE.finditer(text):
+        kind = match.lastgroup
+        token = match.group()
+        start, end = match.span()
+        if kind == "num":
+            tokens.append(_number_token(token, start, end))
+        elif kind == "iso":
+            key = _calendar(int(token[:4]), int(token[5:7]), int(token[8:10]), token)
+            tokens.append(_Token(DATE, token, start, end, key))
+        elif kind == "dmy":
+            day, month, year = token.split("/")
+            tokens.append(_Token(DATE, token, start, end, _calendar(int(year), int(month), int(day), token)))
+        elif kind == "pct":
+            # Decimal() ignores the space before %
+            tokens.append(_Token(PERCENT, token, start, end, Decimal(token.rstrip("%").replace(",", "."))))
+        elif kind == _CITATION:
+            tokens.append(_Token(_CITATION, token, start, end, _CITED_ID_RE.findall(token)))
+        elif token in known_ids:
+            tokens.append(_Token(_EVIDENCE_ID, token, start, end, token))
+        else:  # E12345678 that names no evidence: an invoice number, checked like any number
+            tokens.append(_number_token(match.group("eid_digits"), start + 1, end))
+    return tokens
+
+
+def _sentence_spans(text: str) -> list[tuple[int, int]]:
+    """Split on . ! ? (not after abbreviations), 。！？ and newlines; trailing citations stay with their sentence."""
+    spans = []
+    start = 0
+    for match in _SENTENCE_END_RE.finditer(text):
+        # 7 characters: longer than any abbreviation, so a cut-off longer word never passes for one
+        word = _WORD_BEFORE_RE.search(text, max(0, match.start() - 7), match.start())
+        if word and word.group().lower() in _ABBREVIATIONS:
+            continue
+        end = match.end()
+        trailing = _TRAILING_CITATIONS_RE.match(text, end)
+        if trailing:
+            end = trailing.end()
+        spans.append((start, end))
+        start = end
+    spans.append((start, len(text)))
+    return [(s, e) for s, e in spans if text[s:e].strip()]
+
+
+def _fold(text: str) -> str:
+    """Return text case-folded, without accents and with single spaces, for phrase matching."""
+    return " ".join(_COMBINING_RE.sub("", unicodedata.normalize("NFKD", text.casefold())).split())
+
+
+@lru_cache(maxsize=32)
+def _banned(extra: tuple[str, ...]) -> tuple[re.Pattern, dict[str, str]]:
+    """Return one pattern for the banned phrases (folded, longest first) and each folded phrase's listed form."""
+    listed = {_fold(p): p.strip() for p in reversed(DEFAULT_BANNED_PHRASES + extra) if p.strip()}
+    pattern = "|".join(re.escape(p) for p in sorted(listed, key=len, reverse=True))
+    return re.compile(pattern), listed
+
+
+def strip_citations(text: str) -> str:
+    """Return the customer's text: the answer without `[E3]` markers."""
+    return _CITATION_RE.sub("", text).strip()
+
+
+def _cents_text(cents: int) -> str:
+    return f"{cents // 100}.{cents % 100:02d}"
+
+
+def _derive(cents: int, scope: list[_Item]) -> tuple[str, tuple[str, str]] | None:
+    """Return how two different evidence amounts give `cents` by sum or absolute difference."""
+    occurrences = [(value, item.id, text) for item in scope for value, text in item.amounts.items()]
+    for i, (a, a_id, a_text) in enumerate(occurrences):
+        for b, b_id, b_text in occurrences[i + 1:]:
+            if a + b == cents:
+                return f"{a_text} ({a_id}) + {b_text} ({b_id})", (a_id, b_id)
+            if abs(a - b) == cents:
+                if a < b:
+                    a, a_id, a_text, b, b_id, b_text = b, b_id, b_text, a, a_id, a_text
+                return f"{a_text} ({a_id}) − {b_text} ({b_id})", (a_id, b_id)
+    return None
+
+
+def _support(token: _Token, scope: list[_Item]) -> tuple[str, tuple[str, ...], str]:
+    """Return (rule, evidence ids, derivation) for the first rule that supports the token, or ("", (), "")."""
+    key = token.key
+    if token.kind == PERCENT:
+        ids = tuple(item.id for item in scope if item.supports_percent(key))
+        return ("R5", ids, "") if ids else ("", (), "")
+    ids = tuple(item.id for item in scope if token.text in item.literals)
+    if ids:
+        return "R1", ids, ""
+    if token.kind == AMOUNT:
+        ids = tuple(item.id for item in scope if key in item.amounts)
+        if ids:
+            return "R2", ids, ""
+        derivation = _derive(key, scope)
+        if derivation:
+            return "R4", derivation[1], derivation[0]
+    elif token.kind == IDENTIFIER:
+        ids = tuple(item.id for item in scope if key in item.identifiers)
+        if ids:
+            return "R3", ids, ""
+    elif token.kind == DATE:
+        ids = tuple(item.id for item in scope if key in item.dates)
+        if ids:
+            return "R8", ids, ""
+    return "", (), ""
+
+
+def _near_miss(token: _Token, items: list[_Item]) -> str:
+    """Name an evidence figure this token looks like a mangled copy of (moved separator, rounding)."""
+    if token.kind not in (AMOUNT, NUMBER):
+        return ""
+    digits = _NON_DIGIT_RE.sub("", token.text)
+    whole = token.key // 100 if token.kind == AMOUNT else int(digits)
+    for item in items:
+        for cents, text in item.amounts.items():
+            if _NON_DIGIT_RE.sub("", text) == digits:
+                return f"; it has the digits of {text} ({item.id}) with the separator moved, which changes the value"
+            if whole in (cents // 100, (cents + 50) // 100):
+                return f"; it looks like {text} ({item.id}) rounded — write the exact figure"
+    return ""
+
+
+def _listing(kind: str, scope: list[_Item], where: str) -> str:
+    singular, plural = _KIND_NOUNS[kind]
+    kinds = _NOUN_KINDS[kind]
+    found = []
+    for item in scope:
+        for token in item.tokens:
+            entry = f"{token.text} ({item.id})"
+            if token.kind in kinds and entry not in found:
+                found.append(entry)
+    if not found:
+        return f"; {where} holds no {singular}"
+    shown = ", ".join(found[:_MAX_LISTED]) + (", …" if len(found) > _MAX_LISTED else "")
+    return f"; the {singular if len(found) == 1 else plural} in {where}: {shown}"
+
+
+def _explain(token: _Token, scope: list[_Item], citations: str, items: list[_Item]) -> str:
+    """Word the failure so the writer can fix the answer from this message alone."""
+    noun = _KIND_NOUNS[token.kind][0]
+    if citations:
+        reason = f"{token.text} is not in the evidence cited in this sentence ({citations})"
+        rule, ids, derivation = _support(token, _indexed([item for item in items if item not in scope]))
+        where = "the cited evidence"
+    else:
+        reason = f"{token.text} is not in the evidence of this turn"
+        if token.kind == AMOUNT:
+            reason += " and is not the sum or difference of two evidence amounts"
+        rule, ids, derivation = "", (), ""
+        where = "the evidence"
+    if derivation:
+        reason += f"; it is {derivation}, which this sentence does not cite"
+    elif rule:
+        reason += f"; it is in {', '.join(ids)}, which this sentence does not cite"
+    else:
+        reason += _near_miss(token, _indexed(items))
+    reason += _listing(token.kind, scope, where)
+    return reason + f" — copy the {noun} from the evidence that holds it and cite that item."
+
+
+def verify(
+    answer: str,
+    evidence: list[Evidence],
+    *,
+    customer_view: bool,
+    banned_phrases: list[str] | None = None,
+    key_figures: list[str] | None = None,
+) -> Verdict:
+    """Return the verdict on every number, citation and (for the customer view) phrase of the answer."""
+    known_ids = {e.id for e in evidence}
+    items = [_Item(e, known_ids) for e in evidence]
+    by_id: dict[str, list[_Item]] = {}
+    for item in items:
+        by_id.setdefault(item.id, []).append(item)
+    # One search over the whole answer: no promise slips through because a line break split it.
+    banned, listed = _banned(tuple(banned_phrases or ()))
+    promised = banned.findall(_fold(answer)) if customer_view else []
+    sentences: list[str] = []
+
+    problems: list[Problem] = []
+    warnings: list[str] = []
+    derived: list[Derived] = []
+    checks: list[TokenCheck] = []
+    answer_keys: set[tuple[str, object]] = set()
+    tokens = _scan(answer, known_ids)
+    position = 0
+    for start, end in _sentence_spans(answer):
+        sentence = answer[start:end].strip()
+        sentences.append(sentence)
+        sentence_tokens = []
+        while position < len(tokens) and tokens[position].start < end:
+            sentence_tokens.append(tokens[position])
+            position += 1
+        cited: list[str] = []
+        numbers: list[_Token] = []
+        hints: list[str] = []
+        for token in sentence_tokens:
+            if token.kind == _CITATION:
+                for evidence_id in token.key:
+                    cited.append(evidence_id)
+                    if evidence_id not in by_id:
+                        reason = (f"{evidence_id} is not evidence of this turn (the evidence is "
+                                  f"{', '.join(by_id) or 'empty'}); cite one of those ids or remove the claim.")
+                        problems.append(Problem(token.text, sentence, reason))
+                        checks.append(TokenCheck(token.text, token.start, token.end, _CITATION, None, (), reason))
+            elif token.kind == _EVIDENCE_ID:
+                if customer_view:
+                    reason = (f"{token.text} is an internal evidence id outside brackets; the customer must not "
+                              f"see it — write the citation as [{token.text}] or leave it out.")
+                    problems.append(Problem(token.text, sentence, reason))
+                    checks.append(TokenCheck(token.text, token.start, token.end, _EVIDENCE_ID, None, (), reason))
+                else:
+                    warnings.append(f"{token.text} is written without brackets; cite it as [{token.text}].")
+            else:
+                numbers.append(token)
+                answer_keys.add((token.kind, token.key))
+
+        cited_items = [item for evidence_id in dict.fromkeys(cited) for item in by_id.get(evidence_id, ())]
+        scope = _indexed(cited_items if cited else items)
+        citations = " ".join(f"[{evidence_id}]" for evidence_id in dict.fromkeys(cited))
+        for token in numbers:
+            rule, ids, derivation = _support(token, scope)
+            if rule:
+                checks.append(TokenCheck(token.text, token.start, token.end, token.kind, rule, ids))
+                cite = f"[{ids[0]}]"
+                if derivation:
+                    derived.append(Derived(token.text, _cents_text(token.key), derivation, ids))
+                    cite = f"[{ids[0]}][{ids[1]}]"
+                hints.append(f"{token.text} → {cite}")
+            else:
+                reason = _explain(token, scope, citations, items)
+                problems.append(Problem(token.text, sentence, reason))
+                checks.append(TokenCheck(token.text, token.start, token.end, token.kind, None, (), reason))
+        if numbers and not cited:
+            warnings.append(f'"{sentence}" states figures without a citation; cite the evidence item that holds '
+                            f"each figure ({', '.join(hints) or 'none of them is in the evidence'}).")
+
+        if customer_view and "_" in sentence:
+            for match in _SNAKE_CASE_RE.finditer(sentence):
+                problems.append(Problem(match.group(), sentence, (
+                    f"{match.group()} is an internal field name; say it in plain words the customer understands.")))
+
+    for folded in dict.fromkeys(promised):
+        sentence = next((s for s in sentences if folded in _fold(s)), answer.strip())
+        problems.append(Problem(listed[folded], sentence, (
+            f'"{listed[folded]}" promises a refund, a date or an outcome nobody has confirmed; remove it and say '
+            "what the evidence shows and that an agent will confirm the rest.")))
+
+    for figure in key_figures or ():
+        figure_tokens = [t for t in _scan(figure, set()) if t.kind in _NUMERIC_KINDS]
+        if not figure_tokens:
+            raise ValueError(f"key figure {figure!r} holds no number")
+        if (figure_tokens[0].kind, figure_tokens[0].key) not in answer_keys:
+            problems.append(Problem(figure, "", (
+                f"The answer must state {figure}, the key figure of this finding; include it exactly as the "
+                "evidence writes it, with its citation.")))
+
+    checks.sort(key=lambda check: check.start)
+    return Verdict(not problems, problems, warnings, derived, checks)
