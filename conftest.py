@@ -12,6 +12,10 @@ def make_staff(django_user_model):
     """Return a factory for a staff user in the given role groups."""
     from django.contrib.auth.models import Group
 
+    from desk.roles import ensure_roles
+
+    ensure_roles()  # a transactional test may have flushed the migration's groups
+
     def make(username="staff", *roles, password="pw-for-tests-1"):
         user = django_user_model.objects.create_user(username=username, password=password)
         for role in roles:

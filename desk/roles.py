@@ -34,3 +34,22 @@ def navigation(request):
         except NoReverseMatch:  # a room not built yet
             continue
     return {"nav_links": links}
+
+
+def ensure_roles() -> None:
+    """Create the four groups with their permissions if they are missing (the data migration does it too;
+    tests that flush the database and fresh demo databases call this)."""
+    from django.contrib.auth.models import Group, Permission
+    from django.contrib.contenttypes.models import ContentType
+
+    from desk.models import StaffAccess
+
+    content_type = ContentType.objects.get_for_model(StaffAccess, for_concrete_model=False)
+    perms = {}
+    for codename, label in StaffAccess._meta.permissions:
+        perms[codename], _ = Permission.objects.get_or_create(
+            content_type=content_type, codename=codename, defaults={"name": label}
+        )
+    for name, codenames in ROLE_PERMISSIONS.items():
+        group, _ = Group.objects.get_or_create(name=name)
+        group.permissions.add(*[perms[c] for c in codenames])

@@ -6,6 +6,8 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.core.management.base import BaseCommand
 
+from desk.roles import ensure_roles
+
 DEMO_USERS = [
     ("agent", ["agent"]),
     ("supervisor", ["supervisor", "agent"]),
@@ -21,6 +23,7 @@ class Command(BaseCommand):
         parser.add_argument("--password", help="Use this password for all of them instead of random ones.")
 
     def handle(self, *args, password=None, **options):
+        ensure_roles()
         User = get_user_model()
         self.stdout.write("Demo users (username / password):")
         for username, roles in DEMO_USERS:
