@@ -11,5 +11,6 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("kb/", include("kb.urls")),
     path("traces/", include("traces.urls")),
+    path("sim/billing/", include("bot.billing.simulator.urls")),
     path("", include("desk.urls")),
 ]
