@@ -162,6 +162,7 @@ BILLING_API_TIMEOUT_S = env_float("BILLING_API_TIMEOUT_S", 3.0)
 BILLING_BREAKER_FAILURES = env_int("BILLING_BREAKER_FAILURES", 5)
 BILLING_BREAKER_COOLDOWN_S = env_float("BILLING_BREAKER_COOLDOWN_S", 30.0)
 BILLING_SIM_FAULT = env("BILLING_SIM_FAULT")  # e.g. "503", "timeout", "reset", "malformed", "latency:200"
+BILLING_SIM_AS_OF = env("BILLING_SIM_AS_OF")  # YYYY-MM-DD pins the simulator's data; empty = today
 
 # The bot turn
 BOT_MAX_REWRITES = env_int("BOT_MAX_REWRITES", 2)
@@ -180,3 +181,7 @@ WHATSAPP_ACCESS_TOKEN = env("WHATSAPP_ACCESS_TOKEN")
 WHATSAPP_PHONE_NUMBER_ID = env("WHATSAPP_PHONE_NUMBER_ID")
 WHATSAPP_APP_SECRET = env("WHATSAPP_APP_SECRET")
 WHATSAPP_VERIFY_TOKEN = env("WHATSAPP_VERIFY_TOKEN")
+
+# The agent desk: an open escalation's waiting time turns amber, then red, past these minutes.
+DESK_WAIT_AMBER_MINUTES = env_int("DESK_WAIT_AMBER_MINUTES", 5)
+DESK_WAIT_RED_MINUTES = env_int("DESK_WAIT_RED_MINUTES", 15)

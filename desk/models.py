@@ -1,4 +1,8 @@
+"""Conversations with subscribers: contacts, conversations, messages, escalations and the audit trail."""
+
+from django.conf import settings
 from django.db import models
+from django.db.models import Q
 
 
 class StaffAccess(models.Model):
@@ -13,3 +17,180 @@ class StaffAccess(models.Model):
             ("review_traces", "Review traces, code failures and run evals"),
             ("edit_kb", "Edit the knowledge base"),
         ]
+
+
+class Channel(models.TextChoices):
+    WHATSAPP = "whatsapp", "WhatsApp"
+    WEBCHAT = "webchat", "Web chat"
+
+
+class Contact(models.Model):
+    """A subscriber as a channel knows them; linked to a billing customer once identified."""
+
+    channel = models.CharField(max_length=20, choices=Channel.choices)
+    wa_id = models.CharField(max_length=32, blank=True, help_text="WhatsApp id (phone number digits).")
+    user_id = models.CharField(max_length=160, blank=True, help_text="WhatsApp business-scoped user id.")
+    name = models.CharField(max_length=200, blank=True)
+    customer_id = models.CharField(max_length=64, blank=True, help_text="Billing API customer id once known.")
+    language = models.CharField(max_length=2, default="es")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["channel", "wa_id"], condition=~Q(wa_id=""), name="desk_contact_unique_wa_id"
+            ),
+            # Two deliveries at the same instant from a sender known only by username: one contact.
+            models.UniqueConstraint(
+                fields=["channel", "user_id"], condition=~Q(user_id=""), name="desk_contact_unique_user_id"
+            ),
+        ]
+
+    def __str__(self):
+        return self.name or self.wa_id or f"contact {self.pk}"
+
+
+class Conversation(models.Model):
+    """One thread with a contact. `handler` is the state gate: the bot writes only while it is 'bot'."""
+
+    class Handler(models.TextChoices):
+        BOT = "bot", "Bot"
+        HUMAN = "human", "Human"
+
+    class Status(models.TextChoices):
+        OPEN = "open", "Open"
+        RESOLVED = "resolved", "Resolved"
+
+    contact = models.ForeignKey(Contact, on_delete=models.PROTECT, related_name="conversations")
+    channel = models.CharField(max_length=20, choices=Channel.choices)
+    handler = models.CharField(max_length=10, choices=Handler.choices, default=Handler.BOT)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.OPEN)
+    assignee = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    # A question the bot could not answer until it knows who the customer is.
+    pending_query = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    last_inbound_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["contact", "status"], name="desk_conv_contact_status")]
+
+    def __str__(self):
+        return f"conversation {self.pk} with {self.contact}"
+
+    @property
+    def held_by_human(self) -> bool:
+        return self.handler == self.Handler.HUMAN
+
+
+class Message(models.Model):
+    class Direction(models.TextChoices):
+        INBOUND = "in", "Inbound"
+        OUTBOUND = "out", "Outbound"
+
+    class Author(models.TextChoices):
+        CUSTOMER = "customer", "Customer"
+        BOT = "bot", "Bot"
+        AGENT = "agent", "Agent"
+        SYSTEM = "system", "System"
+
+    class Status(models.TextChoices):
+        RECEIVED = "received", "Received"
+        QUEUED = "queued", "Queued"
+        SENT = "sent", "Sent"
+        DELIVERED = "delivered", "Delivered"
+        READ = "read", "Read"
+        FAILED = "failed", "Failed"
+
+    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="messages")
+    direction = models.CharField(max_length=3, choices=Direction.choices)
+    author = models.CharField(max_length=10, choices=Author.choices)
+    agent = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                              related_name="+")
+    kind = models.CharField(max_length=20, default="text", help_text="text, image, audio, document, location, "
+                                                                     "reaction, sticker, system, …")
+    text = models.TextField(blank=True)
+    provider_message_id = models.CharField(max_length=128, null=True, blank=True,
+                                           help_text="WhatsApp wamid (inbound or returned on send).")
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.RECEIVED)
+    error = models.TextField(blank=True)
+    payload = models.JSONField(default=dict, blank=True)
+    # Set atomically by the first bot turn that claims this inbound message (redeliveries do nothing).
+    turn_claimed_at = models.DateTimeField(null=True, blank=True)
+    # An agent's verdict that this bot answer is wrong (analysts pull these into review sessions).
+    verified_wrong_reason = models.CharField(max_length=300, blank=True)
+    verified_wrong_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                          related_name="+")
+    verified_wrong_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    status_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["created_at", "pk"]
+        constraints = [
+            # Meta redelivers webhooks for days; the database, not the code, keeps one row per message.
+            models.UniqueConstraint(fields=["provider_message_id"], condition=Q(provider_message_id__isnull=False),
+                                    name="desk_message_unique_provider_id"),
+        ]
+        indexes = [models.Index(fields=["conversation", "created_at"], name="desk_msg_conv_created")]
+
+    def __str__(self):
+        return f"{self.author} message {self.pk}"
+
+
+class Escalation(models.Model):
+    class Status(models.TextChoices):
+        OPEN = "open", "Open"
+        TAKEN = "taken", "Taken"
+        RESOLVED = "resolved", "Resolved"
+
+    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="escalations")
+    reason = models.CharField(max_length=40)
+    summary = models.TextField(help_text="What the agent needs to know, written for the agent.")
+    detail = models.TextField(blank=True)
+    suggested_reply = models.TextField(blank=True, help_text="The best verified draft, if any.")
+    trace = models.ForeignKey("traces.Trace", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.OPEN)
+    created_at = models.DateTimeField(auto_now_add=True)
+    resolved_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["status", "created_at"], name="desk_esc_status_created")]
+
+    def __str__(self):
+        return f"{self.reason} on conversation {self.conversation_id}"
+
+
+class Event(models.Model):
+    """Audit trail and thread events: escalated, taken over, handed back, resolved, number changed…"""
+
+    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="events")
+    actor = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                              related_name="+")
+    kind = models.CharField(max_length=40)
+    detail = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["created_at", "pk"]
+
+    def __str__(self):
+        return f"{self.kind} on conversation {self.conversation_id}"
+
+
+class CannedReply(models.Model):
+    """A reply agents insert with one click; a small editable list per language."""
+
+    language = models.CharField(max_length=2, default="es")
+    title = models.CharField(max_length=80)
+    text = models.TextField()
+    order = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        ordering = ["language", "order", "title"]
+
+    def __str__(self):
+        return f"{self.language}: {self.title}"

@@ -1,6 +1,22 @@
 from django.urls import path
 
-from desk import views
+from desk import views, webhooks
 
 app_name = "desk"
-urlpatterns = []
+urlpatterns = [
+    path("webhooks/whatsapp/", webhooks.whatsapp_webhook, name="whatsapp_webhook"),
+    path("chat/", views.chat, name="chat"),
+    path("chat/reset/", views.chat_reset, name="chat_reset"),
+    path("desk/", views.queue, name="queue"),
+    path("desk/conversations/<int:conversation_id>/", views.conversation_detail, name="conversation"),
+    path("desk/conversations/<int:conversation_id>/thread/", views.conversation_thread_part,
+         name="conversation_thread"),
+    path("desk/conversations/<int:conversation_id>/take-over/", views.take_over, name="take_over"),
+    path("desk/conversations/<int:conversation_id>/reply/", views.reply, name="reply"),
+    path("desk/conversations/<int:conversation_id>/notes/", views.note, name="note"),
+    path("desk/conversations/<int:conversation_id>/assign/", views.assign, name="assign"),
+    path("desk/conversations/<int:conversation_id>/hand-back/", views.hand_back, name="hand_back"),
+    path("desk/conversations/<int:conversation_id>/resolve/", views.resolve, name="resolve"),
+    path("desk/conversations/<int:conversation_id>/messages/<int:message_id>/verified-wrong/",
+         views.mark_wrong, name="mark_wrong"),
+]

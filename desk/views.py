@@ -1,1 +1,328 @@
+"""Desk pages: the web chat, the escalation queue, a conversation with its actions."""
 
+from __future__ import annotations
+
+from datetime import timedelta
+
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.http import HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.utils import timezone
+from django.views.decorators.http import require_GET, require_POST
+
+from desk import chat as webchat
+from desk import services
+from desk.access import access_conversation, may_work_desk
+from desk.forms import AssignForm, MarkWrongForm, NoteForm, QueueFilterForm, ReplyForm
+from desk.models import CannedReply, Conversation, Message
+from desk.selectors import (
+    QueueCursor,
+    QueueFilters,
+    conversation_escalation,
+    conversation_last_turn,
+    conversation_thread,
+    escalation_counts,
+    escalation_queue,
+    thread_version,
+    wait_level,
+    wait_thresholds,
+)
+
+QUEUE_PAGE_SIZE = 50
+
+
+def chat(request):
+    """Web chat for demos and tests: pick a simulator customer and talk to the bot through the real pipeline."""
+    conversation = webchat.current_conversation(request)
+    if request.method == "POST":
+        if "customer_id" in request.POST:
+            conversation = webchat.chat_start(request=request, customer_id=request.POST["customer_id"],
+                                              language=request.POST.get("language", "es"))
+            return redirect("desk:chat")
+        if conversation is not None and request.POST.get("text", "").strip():
+            webchat.chat_message_receive(conversation=conversation, text=request.POST["text"])
+        if request.htmx:
+            return render(request, "desk/chat.html#thread", {"conversation": conversation,
+                                                             "messages": webchat.thread(conversation)})
+        return redirect("desk:chat")
+    template = "desk/chat.html#thread" if request.htmx and conversation else "desk/chat.html"
+    return render(request, template, {
+        "conversation": conversation,
+        "messages": webchat.thread(conversation) if conversation else [],
+        "customers": [] if conversation else webchat.demo_customers(),
+    })
+
+
+@require_POST
+def chat_reset(request):
+    """Forget the visitor's conversation and pick another customer."""
+    request.session.pop(webchat.SESSION_KEY, None)
+    return redirect("desk:chat")
+
+
+
+# The escalation queue ----------------------------------------------------------------------------
+
+def _waited_label(waited: timedelta) -> str:
+    minutes = max(0, int(waited.total_seconds() // 60))
+    if minutes < 60:
+        return f"{minutes} min"
+    if minutes < 60 * 48:
+        return f"{minutes // 60} h {minutes % 60:02d} min"
+    return f"{minutes // (60 * 24)} days"
+
+
+@login_required
+@require_GET
+def queue(request):
+    """List open and taken escalations with their reason, summary, last customer message and waiting time."""
+    if not may_work_desk(request.user):
+        raise PermissionDenied("Only agents and supervisors work the queue.")
+    form = QueueFilterForm(request.GET or None)
+    filters = form.filters() if form.is_bound else QueueFilters()
+    after = QueueCursor.decode(request.GET.get("after"))
+    now = timezone.now()
+    page = list(escalation_queue(agent=request.user, filters=filters, after=after, limit=QUEUE_PAGE_SIZE + 1,
+                                 now=now))
+    older = None
+    if len(page) > QUEUE_PAGE_SIZE:
+        page = page[:QUEUE_PAGE_SIZE]
+        query = request.GET.copy()
+        query["after"] = QueueCursor.of(page[-1]).encode()
+        older = query.urlencode()
+    amber, red = wait_thresholds()
+    rows = []
+    for escalation in page:
+        waited = now - escalation.created_at
+        # A taken escalation has someone on it: only the ones nobody holds turn amber or red.
+        level = "" if escalation.status != "open" else wait_level(waited, amber_minutes=amber,
+                                                                  red_minutes=red)
+        rows.append({"escalation": escalation, "conversation": escalation.conversation,
+                     "waited": _waited_label(waited), "level": level})
+    counts = escalation_counts()
+    context = {
+        "form": form, "filters": filters, "rows": rows, "older_query": older, "paged": after is not None,
+        "counts": counts, "counts_total": sum(c["total"] for c in counts),
+        "amber_minutes": amber, "red_minutes": red,
+    }
+    template = "desk/queue.html#rows" if request.htmx else "desk/queue.html"
+    return render(request, template, context)
+
+
+# A conversation ----------------------------------------------------------------------------------
+
+def _work_context(request, conversation: Conversation, *, error: str = "", composer_text: str = "") -> dict:
+    """Return what the thread and the action forms need (no billing call, no trace)."""
+    user = request.user
+    can_act = may_work_desk(user)
+    holding = conversation.held_by_human and conversation.assignee_id == user.pk
+    context = {
+        "conversation": conversation,
+        "contact": conversation.contact,
+        "thread": conversation_thread(conversation=conversation),
+        "thread_version": thread_version(conversation=conversation),
+        "can_act": can_act,
+        "holding": holding,
+        "held_by_other": conversation.held_by_human and conversation.assignee_id not in (None, user.pk),
+        "error": error,
+    }
+    if can_act:
+        window_open = services.reply_window_open(conversation)
+        context.update(
+            window_open=window_open,
+            composer_text=composer_text,
+            canned=(list(CannedReply.objects.filter(language=conversation.contact.language))
+                    if holding else []),
+            assign_form=AssignForm(initial={"assignee": conversation.assignee_id or user.pk}),
+        )
+    return context
+
+
+def _trace_panel(trace, user) -> dict | None:
+    """Shape the last turn's trace for the side panel: chunks with evidence ids, facts, verifier problems."""
+    if trace is None:
+        return None
+    evidence = trace.evidence or []
+    by_chunk = {e.get("chunk_id"): e for e in evidence if e.get("kind") == "chunk" and e.get("chunk_id")}
+    missing = [r.get("chunk_id") for r in trace.retrieval or [] if r.get("chunk_id") not in by_chunk]
+    current_text = {}
+    if missing:
+        from kb.models import Chunk
+
+        current_text = dict(Chunk.objects.filter(pk__in=[m for m in missing if m]).values_list("pk", "text"))
+    chunks = []
+    for row in trace.retrieval or []:
+        used = by_chunk.get(row.get("chunk_id"))
+        chunks.append({**row, "evidence_id": used["id"] if used else "",
+                       "text": used["text"] if used else current_text.get(row.get("chunk_id"), ""),
+                       "text_is_current": used is None})
+    attempts = []
+    for attempt in trace.attempts or []:
+        verdict = attempt.get("verdict") or {}
+        attempts.append({"attempt": attempt.get("attempt"), "error": attempt.get("error", ""),
+                         "needs_human": attempt.get("needs_human", False), "has_verdict": bool(verdict),
+                         "grounded": verdict.get("grounded"), "problems": verdict.get("problems") or [],
+                         "evidence_ids": attempt.get("evidence_ids") or []})
+    return {
+        "trace": trace,
+        "chunks": chunks,
+        "facts": [e for e in evidence if e.get("kind") == "fact"],
+        "tool_calls": [{"capability": c.get("capability"), "ok": c.get("ok"), "error": c.get("error")}
+                       for c in trace.tool_calls or []],
+        "attempts": attempts,
+        "chunk_links": user.has_perm("desk.edit_kb"),
+    }
+
+
+def _page_context(request, conversation: Conversation, **work) -> dict:
+    from desk.selectors import account_summary
+
+    context = _work_context(request, conversation, **work)
+    escalation = conversation_escalation(conversation=conversation)
+    context.update(
+        escalation=escalation,
+        turn=_trace_panel(conversation_last_turn(conversation=conversation), request.user),
+        draft=escalation.suggested_reply if escalation and escalation.status != "resolved" else "",
+    )
+    if context["can_act"]:
+        # Agents see the account they are answering for; analysts read the conversation, not the account.
+        context["account"] = account_summary(customer_id=conversation.contact.customer_id)
+        if not context["composer_text"]:
+            context["composer_text"] = _prefill(request, context)
+    return context
+
+
+def _prefill(request, context) -> str:
+    """Text for the composer when JavaScript is off: ?draft=1 (the bot's draft) or ?canned=<id>."""
+    if request.GET.get("draft") and context["draft"]:
+        return context["draft"]
+    canned = request.GET.get("canned", "")
+    if canned.isdigit():
+        reply = next((c for c in context["canned"] if c.pk == int(canned)), None)
+        return reply.text if reply else ""
+    return ""
+
+
+@login_required
+@require_GET
+def conversation_detail(request, conversation_id):
+    """Show the thread with its events, the bot's last turn, the account and the actions the user may take."""
+    conversation = access_conversation(request.user, conversation_id)
+    return render(request, "desk/conversation.html", _page_context(request, conversation))
+
+
+@login_required
+@require_GET
+def conversation_thread_part(request, conversation_id):
+    """Return the thread partial for polling; 204 when nothing changed since the version the page holds."""
+    conversation = access_conversation(request.user, conversation_id)
+    context = _work_context(request, conversation)
+    if request.GET.get("v") and request.GET["v"] == context["thread_version"]:
+        return HttpResponse(status=204)
+    return render(request, "desk/conversation.html#thread", context)
+
+
+def _after_action(request, conversation_id: int, *, error: str = "", composer_text: str = "",
+                  status: int = 409):
+    """Answer an action: the work area for htmx; otherwise a redirect, or the page with the error."""
+    conversation = access_conversation(request.user, conversation_id, write=True)
+    if request.htmx:
+        return render(request, "desk/conversation.html#work",
+                      _work_context(request, conversation, error=error, composer_text=composer_text))
+    if not error:
+        return redirect(reverse("desk:conversation", args=[conversation_id]))
+    return render(request, "desk/conversation.html",
+                  _page_context(request, conversation, error=error, composer_text=composer_text),
+                  status=status)
+
+
+def _run(request, conversation_id: int, action, *, composer_text: str = ""):
+    """Check write access, run one service, and answer with its outcome."""
+    access_conversation(request.user, conversation_id, write=True)
+    try:
+        action()
+    except services.AlreadyTaken as exc:
+        holder = exc.holder.get_username()
+        return _after_action(request, conversation_id, error=f"{holder} has this conversation.")
+    except services.DeskActionError as exc:
+        return _after_action(request, conversation_id, error=str(exc), composer_text=composer_text)
+    return _after_action(request, conversation_id)
+
+
+@login_required
+@require_POST
+def take_over(request, conversation_id):
+    """Take the conversation: it is assigned to you and the bot goes silent."""
+    return _run(request, conversation_id,
+                lambda: services.conversation_take_over(conversation_id=conversation_id, agent=request.user))
+
+
+@login_required
+@require_POST
+def reply(request, conversation_id):
+    """Send the agent's reply through the conversation's channel."""
+    access_conversation(request.user, conversation_id, write=True)
+    form = ReplyForm(request.POST)
+    text = request.POST.get("text", "")
+    if not form.is_valid():
+        return _after_action(request, conversation_id, error="Write a reply of at most 4096 characters.",
+                             composer_text=text, status=400)
+    return _run(request, conversation_id, lambda: services.agent_reply_send(
+        conversation_id=conversation_id, agent=request.user, text=form.cleaned_data["text"]),
+        composer_text=text)
+
+
+@login_required
+@require_POST
+def note(request, conversation_id):
+    """Add a private note (never sent to the customer)."""
+    access_conversation(request.user, conversation_id, write=True)
+    form = NoteForm(request.POST)
+    if not form.is_valid():
+        return _after_action(request, conversation_id, error="Write a note of at most 4000 characters.",
+                             status=400)
+    return _run(request, conversation_id, lambda: services.note_add(
+        conversation_id=conversation_id, agent=request.user, text=form.cleaned_data["text"]))
+
+
+@login_required
+@require_POST
+def assign(request, conversation_id):
+    """Assign or reassign the conversation to an agent."""
+    access_conversation(request.user, conversation_id, write=True)
+    form = AssignForm(request.POST)
+    if not form.is_valid():
+        return _after_action(request, conversation_id, error="Pick an agent or supervisor.", status=400)
+    return _run(request, conversation_id, lambda: services.conversation_assign(
+        conversation_id=conversation_id, actor=request.user, assignee=form.cleaned_data["assignee"]))
+
+
+@login_required
+@require_POST
+def hand_back(request, conversation_id):
+    """Give the conversation back to the bot."""
+    return _run(request, conversation_id,
+                lambda: services.conversation_hand_back(conversation_id=conversation_id, agent=request.user))
+
+
+@login_required
+@require_POST
+def resolve(request, conversation_id):
+    """Close the conversation and its escalations."""
+    return _run(request, conversation_id,
+                lambda: services.conversation_resolve(conversation_id=conversation_id, agent=request.user))
+
+
+@login_required
+@require_POST
+def mark_wrong(request, conversation_id, message_id):
+    """Mark one of the bot's answers in this conversation as verified wrong, with a reason."""
+    access_conversation(request.user, conversation_id, write=True)
+    get_object_or_404(Message, pk=message_id, conversation_id=conversation_id)
+    form = MarkWrongForm(request.POST)
+    if not form.is_valid():
+        return _after_action(request, conversation_id, error="Say in a few words what is wrong.", status=400)
+    return _run(request, conversation_id, lambda: services.message_mark_wrong(
+        message_id=message_id, agent=request.user, reason=form.cleaned_data["reason"]))

@@ -21,7 +21,8 @@ class FakeOpenAI:
         self.requests: list[dict] = []
         self.chat_script: list = []
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.02},
+                                        daemon=True)
 
     @property
     def base_url(self) -> str:

@@ -41,7 +41,8 @@ def test_a_task_runs_in_a_worker_process_through_redis():
          "-Q", queue, "--without-heartbeat", "--without-gossip", "--without-mingle", "--loglevel=WARNING"],
         cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
     )
-    client = Celery(broker=broker, backend=broker)
+    # Not the current app: shared tasks of this process must stay on the eager config app.
+    client = Celery(broker=broker, backend=broker, set_as_current=False)
     try:
         result = client.send_task("tracedesk.health_check", queue=queue)
         outcome = result.get(timeout=90)

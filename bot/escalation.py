@@ -1,0 +1,67 @@
+"""Why a turn went to a person, what the agent reads, and what the customer is told. Pure: no Django."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+
+class Reason(StrEnum):
+    NO_CONTEXT = "NO_CONTEXT"
+    UNGROUNDED_OUTPUT = "UNGROUNDED_OUTPUT"
+    USER_REQUEST = "USER_REQUEST"
+    TOOL_ERROR = "TOOL_ERROR"
+    CAPABILITY_MISSING = "CAPABILITY_MISSING"
+    FORBIDDEN_PHRASE = "FORBIDDEN_PHRASE"
+    MODEL_ERROR = "MODEL_ERROR"
+    MODEL_DEFERRED = "MODEL_DEFERRED"
+
+
+SUMMARIES = {
+    Reason.NO_CONTEXT: "The customer asked something that is not in the knowledge base.",
+    Reason.UNGROUNDED_OUTPUT: "The bot was about to give an unsupported figure; it was stopped for safety.",
+    Reason.USER_REQUEST: "The customer asked to speak to a person.",
+    Reason.TOOL_ERROR: "Could not query the billing system (possible outage).",
+    Reason.CAPABILITY_MISSING: "The customer wants something the bot cannot do or read yet.",
+    Reason.FORBIDDEN_PHRASE: "The reply used a phrase the channel forbids (a promise or a robotic line); "
+                             "it was not sent.",
+    Reason.MODEL_ERROR: "The language model failed or returned an unreadable answer twice; nothing was sent.",
+    Reason.MODEL_DEFERRED: "The model judged the evidence insufficient and asked for a person.",
+}
+
+CUSTOMER_NOTICE = {
+    "es": "Gracias por escribirnos. Te paso con una persona de nuestro equipo, que te responderá por aquí en breve.",
+    "en": "Thanks for your message. I'm passing you to a person on our team, who will reply here shortly.",
+}
+
+ASK_FOR_IDENTITY = {
+    "es": "Para revisar tu cuenta necesito identificarte: envíame tu número de cuenta o tu cédula "
+          "(por ejemplo V-12345678).",
+    "en": "To look at your account I need to identify you: please send your account number or your "
+          "national id (for example V-12345678).",
+}
+
+
+@dataclass(frozen=True)
+class EscalationNote:
+    reason: Reason
+    summary: str
+    detail: str = ""
+    facts: list[str] = field(default_factory=list)
+
+
+def agent_summary(reason: Reason, *, query: str = "", details: list[str] | None = None) -> EscalationNote:
+    """Return the reason's summary for the agent, with the specifics of this turn underneath."""
+    lines = [f"Customer wrote: “{query.strip()}”"] if query.strip() else []
+    lines.extend(d for d in (details or []) if d)
+    return EscalationNote(reason=reason, summary=SUMMARIES[reason], detail="\n".join(lines), facts=list(details or []))
+
+
+def customer_notice(language: str) -> str:
+    """Return the one message the customer gets when a person takes over, in their language."""
+    return CUSTOMER_NOTICE.get(language, CUSTOMER_NOTICE["es"])
+
+
+def ask_for_identity(language: str) -> str:
+    """Return the request for an account number or national id, in the customer's language."""
+    return ASK_FOR_IDENTITY.get(language, ASK_FOR_IDENTITY["es"])

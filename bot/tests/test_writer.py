@@ -1,0 +1,90 @@
+"""Writers: the LLM writer through the real openai client against a local OpenAI-compatible server."""
+
+import json
+
+import pytest
+
+from bot.grounding import Evidence
+from bot.prompt import PROMPT_VERSION
+from bot.writer import LLMWriter, TemplateWriter, WriterError, WriterRequest, decisive_sentence, parse_draft
+from tests.fake_openai import FakeOpenAI
+
+EVIDENCE = [
+    Evidence("E1", "Reconexión fibra\nCuánto cuesta\n\nLa reconexión cuesta Bs. 350,00. Se hace en 4 horas."),
+    Evidence("E2", "Diferencia factura 2026-10 vs 2026-09 = 14,00 USD", "14.00"),
+]
+SOURCES = {"E1": {"kind": "chunk", "language": "es"}, "E2": {"kind": "fact"}}
+
+
+def request(query="¿cuánto cuesta la reconexión?", evidence=EVIDENCE[:1], sources=None):
+    return WriterRequest(query=query, language="es", evidence=evidence, sources=sources or SOURCES)
+
+
+def test_llm_writer_sends_evidence_lines_and_the_json_schema():
+    with FakeOpenAI() as fake:
+        fake.chat_script = [{"reply": "Cuesta Bs. 350,00 [E1].", "evidence_ids": ["E1"], "needs_human": False}]
+        writer = LLMWriter(api_key="k", base_url=fake.base_url, model="test-model", timeout=5)
+        draft = writer.write(request())
+    assert (draft.reply, draft.evidence_ids, draft.needs_human) == ("Cuesta Bs. 350,00 [E1].", ["E1"], False)
+    assert draft.usage["total_tokens"] == 15
+    body = fake.requests[0]["body"]
+    assert body["response_format"]["type"] == "json_schema"
+    schema = body["response_format"]["json_schema"]["schema"]
+    assert set(schema["properties"]) == {"reply", "evidence_ids", "needs_human"}
+    system = body["messages"][0]["content"]
+    assert "[E1] Reconexión fibra Cuánto cuesta La reconexión cuesta Bs. 350,00." in system
+    assert "Spanish" in system and "Never promise a refund" in system
+    assert writer.prompt_version == PROMPT_VERSION
+
+
+def test_a_rewrite_carries_the_previous_reply_and_the_problems():
+    with FakeOpenAI() as fake:
+        fake.chat_script = [{"reply": "x [E1]", "evidence_ids": ["E1"], "needs_human": False}]
+        writer = LLMWriter(api_key="k", base_url=fake.base_url, model="m", timeout=5)
+        writer.write(request(), problems=["4.500: not in the evidence"], previous='{"reply": "4.500"}')
+    messages = fake.requests[0]["body"]["messages"]
+    assert messages[-2] == {"role": "assistant", "content": '{"reply": "4.500"}'}
+    assert "4.500: not in the evidence" in messages[-1]["content"]
+
+
+@pytest.mark.parametrize("step", [500, "not json at all", json.dumps({"reply": 3}), "[1, 2]",
+                                  json.dumps({"reply": "", "evidence_ids": [], "needs_human": False})])
+def test_model_failures_and_garbage_raise_writer_error(step):
+    with FakeOpenAI() as fake:
+        fake.chat_script = [step]
+        writer = LLMWriter(api_key="k", base_url=fake.base_url, model="m", timeout=5)
+        with pytest.raises(WriterError):
+            writer.write(request())
+
+
+def test_a_timeout_is_a_writer_error():
+    # Nothing listens on this port for long enough: connection refused is the client's error too.
+    writer = LLMWriter(api_key="k", base_url="http://127.0.0.1:9/v1", model="m", timeout=0.5)
+    with pytest.raises(WriterError, match="model call failed"):
+        writer.write(request())
+
+
+def test_parse_draft_keeps_the_raw_output():
+    raw = json.dumps({"reply": " ok [E1] ", "evidence_ids": ["E1"], "needs_human": False})
+    draft = parse_draft(raw)
+    assert draft.reply == "ok [E1]" and draft.raw == raw
+
+
+def test_template_writer_copies_facts_verbatim_with_citations():
+    draft = TemplateWriter().write(request(query="por qué subió mi factura", evidence=EVIDENCE))
+    assert draft.reply == "Diferencia factura 2026-10 vs 2026-09 = 14,00 USD. [E2]"
+
+
+def test_template_writer_answers_with_the_decisive_sentence_of_the_best_chunk():
+    draft = TemplateWriter().write(request())
+    assert draft.reply == "La reconexión cuesta Bs. 350,00. [E1]"
+
+
+def test_template_writer_asks_for_a_human_when_no_sentence_matches():
+    draft = TemplateWriter().write(request(query="¿venden teléfonos?"))
+    assert draft.needs_human
+
+
+def test_decisive_sentence_prefers_numbers_when_the_question_asks_an_amount():
+    text = "T\nH\n\nLa reconexión se solicita por WhatsApp. La reconexión cuesta Bs. 350,00."
+    assert decisive_sentence("¿cuánto cuesta la reconexión?", text) == "La reconexión cuesta Bs. 350,00."

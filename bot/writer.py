@@ -1,0 +1,208 @@
+"""Writers turn evidence into a reply with inline [E#] citations.
+
+`LLMWriter` calls any OpenAI-compatible Chat Completions server with a JSON-schema structured
+output. `TemplateWriter` needs no model: it copies billing facts verbatim and the decisive
+sentence of the best chunk — dry, and always verified like any other draft.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import unicodedata
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from bot.prompt import PROMPT_VERSION, RESPONSE_SCHEMA, build_messages
+
+
+@dataclass
+class Draft:
+    reply: str
+    evidence_ids: list[str]
+    needs_human: bool
+    raw: str = ""
+    usage: dict = field(default_factory=dict)
+
+
+class WriterError(Exception):
+    """The model failed, timed out or returned something that is not the agreed JSON."""
+
+    def __init__(self, message: str, raw: str = ""):
+        super().__init__(message)
+        self.raw = raw
+
+
+@dataclass(frozen=True)
+class WriterRequest:
+    query: str
+    language: str
+    evidence: list  # grounding.Evidence items, ids E1…En
+    sources: dict  # evidence id -> {"kind": "chunk"|"fact", "doc"?, "capability"?}
+    history: list[tuple[str, str]] = field(default_factory=list)
+
+
+class Writer(Protocol):
+    name: str
+    prompt_version: str
+    can_rewrite: bool
+
+    def write(self, request: WriterRequest, *, problems: list[str] | None = None,
+              previous: str | None = None) -> Draft: ...
+
+
+class LLMWriter:
+    can_rewrite = True
+    prompt_version = PROMPT_VERSION
+
+    def __init__(self, *, api_key: str, base_url: str | None, model: str, timeout: float):
+        from openai import OpenAI
+
+        # One attempt per call: the turn decides about the single retry, so outages do not multiply load.
+        self._client = OpenAI(api_key=api_key or "not-needed", base_url=base_url or None, timeout=timeout,
+                              max_retries=0)
+        self.model = model
+        self.name = model
+
+    def write(self, request, *, problems=None, previous=None) -> Draft:
+        from openai import OpenAIError
+
+        messages = build_messages(query=request.query, evidence=request.evidence, language=request.language,
+                                  history=request.history, problems=problems, previous=previous)
+        try:
+            completion = self._client.chat.completions.create(
+                model=self.model,
+                messages=messages,
+                temperature=0,
+                response_format={
+                    "type": "json_schema",
+                    "json_schema": {"name": "billing_reply", "strict": True, "schema": RESPONSE_SCHEMA},
+                },
+            )
+        except OpenAIError as exc:
+            raise WriterError(f"model call failed: {type(exc).__name__}: {exc}") from exc
+        choice = completion.choices[0] if completion.choices else None
+        raw = (choice.message.content or "") if choice else ""
+        usage = completion.usage.model_dump() if completion.usage else {}
+        return parse_draft(raw, usage=usage)
+
+
+def parse_draft(raw: str, *, usage: dict | None = None) -> Draft:
+    """Parse the model's JSON into a Draft; raise WriterError on anything else."""
+    try:
+        payload = json.loads(raw)
+    except (json.JSONDecodeError, TypeError) as exc:
+        raise WriterError("model output is not JSON", raw=raw) from exc
+    if not isinstance(payload, dict):
+        raise WriterError("model output is not a JSON object", raw=raw)
+    reply, ids, needs_human = payload.get("reply"), payload.get("evidence_ids"), payload.get("needs_human")
+    if not isinstance(reply, str) or not isinstance(needs_human, bool) or not isinstance(ids, list) \
+            or not all(isinstance(i, str) for i in ids):
+        raise WriterError("model output does not match the reply schema", raw=raw)
+    if not reply.strip() and not needs_human:
+        raise WriterError("model returned an empty reply", raw=raw)
+    return Draft(reply=reply.strip(), evidence_ids=ids, needs_human=needs_human, raw=raw, usage=usage or {})
+
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+# A sentence ends at . ! ? followed by a capital or an opening mark — not inside "Bs. 350,00" or "Sr. Pérez".
+_SENTENCE = re.compile(r"(?<![A-Z][a-z]\.)(?<=[.!?。！？])\s+(?=[A-ZÁÉÍÓÚÑ¿¡\"(])|\n+")
+_STOP = {
+    "el", "la", "los", "las", "de", "del", "que", "por", "para", "con", "una", "uno", "unos", "unas", "y", "o",
+    "en", "mi", "me", "se", "su", "sus", "es", "al", "lo", "le", "si", "no", "ya", "como", "cuanto", "cuando",
+    "the", "a", "an", "of", "to", "in", "on", "for", "my", "is", "are", "and", "or", "it", "do", "i", "you",
+    "how", "what", "much", "does", "can", "your", "be", "if", "at", "este", "esta", "hay",
+}
+_ASKS_AMOUNT = re.compile(r"\b(cuanto|cuesta|cobran|precio|monto|how much|cost|price|fee|charge)", re.I)
+
+
+def _stems(text: str) -> set[str]:
+    folded = "".join(c for c in unicodedata.normalize("NFKD", text.lower()) if not unicodedata.combining(c))
+    return {w[:5] for w in _WORD.findall(folded) if w not in _STOP and len(w) > 2}
+
+
+# What answers "why did my bill change" first: the delta and its causes, then totals and dates.
+_FACT_PRIORITY = {kind: rank for rank, kind in enumerate([
+    "invoice_delta", "duplicate_charge", "promotion_ended", "promotion_value", "proration", "proration_days",
+    "late_fee", "late_fee_basis", "reconnection", "tax_rate_change", "tax_rate_effect", "outage_credit",
+    "payment_failed", "payments_vs_total", "days_overdue", "days_until_due", "invoice_total", "payment",
+    "plan", "plan_price", "promotion_active",
+])}
+
+
+class TemplateWriter:
+    """No model: facts verbatim, or the chunk sentence that best matches the question."""
+
+    name = "template"
+    prompt_version = "template-1"
+    can_rewrite = False
+
+    def write(self, request, *, problems=None, previous=None) -> Draft:
+        facts = [e for e in request.evidence if request.sources.get(e.id, {}).get("kind") == "fact"]
+        if facts:
+            chosen = sorted(facts, key=lambda e: _FACT_PRIORITY.get(request.sources[e.id].get("fact_kind"), 99))[:4]
+            reply = " ".join(f"{_sentence(e.text)} [{e.id}]" for e in chosen)
+            return Draft(reply=reply, evidence_ids=[e.id for e in chosen], needs_human=False, raw=reply)
+        chunks = [e for e in request.evidence if request.sources.get(e.id, {}).get("kind") == "chunk"]
+        if not chunks:
+            return Draft(reply="", evidence_ids=[], needs_human=True, raw="")
+        same_language = [e for e in chunks if request.sources[e.id].get("language") == request.language]
+        # The decisive sentence may sit in the second or third chunk ("business reconnection fee"
+        # lives in the business-plans page, not in the home reconnection page that ranks first).
+        best_id, sentence, best_score = "", "", 0.0
+        for item in (same_language or chunks)[:3]:
+            candidate, score = decisive_sentence_scored(request.query, item.text)
+            if score > best_score:
+                best_id, sentence, best_score = item.id, candidate, score
+        if not sentence:
+            return Draft(reply="", evidence_ids=[], needs_human=True, raw="")
+        reply = f"{sentence} [{best_id}]"
+        return Draft(reply=reply, evidence_ids=[best_id], needs_human=False, raw=reply)
+
+
+def _sentence(text: str) -> str:
+    text = " ".join(text.split())
+    return text if text.endswith((".", "!", "?")) else text + "."
+
+
+_AMOUNT = re.compile(r"\d[\d.,]*\d|\d")
+
+
+def decisive_sentence(query: str, chunk_text: str) -> str:
+    """Return the chunk-body sentence that answers the query best ('' when nothing relates to it)."""
+    return decisive_sentence_scored(query, chunk_text)[0]
+
+
+def decisive_sentence_scored(query: str, chunk_text: str) -> tuple[str, float]:
+    """Return the best sentence of a chunk for the query and its score (('', 0) when nothing relates).
+
+    Words shared with the query count; when the query asks for an amount, a sentence holding a
+    number counts double, provided the chunk's title and heading are about the query.
+    """
+    head, body = chunk_text.split("\n\n", 1) if "\n\n" in chunk_text else ("", chunk_text)
+    wanted = _stems(query)
+    heading_overlap = len(wanted & _stems(head))
+    heading_matches = bool(heading_overlap)
+    wants_amount = bool(_ASKS_AMOUNT.search(query))
+    best, best_score = "", 0.0
+    for sentence in (s.strip() for s in _SENTENCE.split(body)):
+        if len(sentence) < 12 or sentence.startswith("#"):
+            continue
+        overlap = len(wanted & _stems(sentence))
+        if not overlap and not heading_matches:
+            continue
+        # The heading says what the whole section is about: it counts for each of its sentences.
+        score = overlap + heading_overlap + (2.0 if wants_amount and _AMOUNT.search(sentence) else 0.0)
+        if score > best_score:
+            best, best_score = sentence, score
+    return (_sentence(best.lstrip("-• ")), best_score) if best else ("", 0.0)
+
+
+def get_writer() -> Writer:
+    """Return the LLM writer when a model is configured, the template writer otherwise."""
+    from django.conf import settings
+
+    if settings.OPENAI_API_KEY or settings.OPENAI_BASE_URL:
+        return LLMWriter(api_key=settings.OPENAI_API_KEY, base_url=settings.OPENAI_BASE_URL,
+                         model=settings.OPENAI_MODEL, timeout=settings.OPENAI_TIMEOUT_S)
+    return TemplateWriter()

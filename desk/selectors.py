@@ -1,0 +1,268 @@
+"""Reads for the agent desk: the escalation queue, a conversation's thread, its last bot turn, the agents."""
+
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.db.models import Count, F, OuterRef, Q, QuerySet, Subquery
+from django.utils import timezone
+
+from desk.models import Conversation, Escalation, Event, Message
+
+logger = logging.getLogger(__name__)
+ACTIVE = [Escalation.Status.OPEN, Escalation.Status.TAKEN]
+
+
+@dataclass(frozen=True)
+class QueueFilters:
+    """What the agent narrowed the queue to; empty values mean "any"."""
+
+    reason: str = ""
+    assignee: str = "anyone"  # me | unassigned | anyone
+    channel: str = ""
+    language: str = ""
+    waiting_over_minutes: int | None = None
+    search: str = ""
+    oldest_first: bool = False
+
+
+@dataclass(frozen=True)
+class QueueCursor:
+    """The keyset position of the last row shown: (created_at, pk)."""
+
+    created_at: datetime
+    pk: int
+
+    def encode(self) -> str:
+        micros = round(self.created_at.timestamp() * 1_000_000)
+        return f"{micros}.{self.pk}"
+
+    @classmethod
+    def decode(cls, value: str | None) -> QueueCursor | None:
+        """Return the cursor in `value`, or None when it is missing or malformed (the first page)."""
+        match = re.fullmatch(r"(\d{1,17})\.(\d{1,19})", value or "")
+        if not match:
+            return None
+        created_at = datetime.fromtimestamp(int(match.group(1)) / 1_000_000, tz=UTC)
+        return cls(created_at=created_at, pk=int(match.group(2)))
+
+    @classmethod
+    def of(cls, escalation: Escalation) -> QueueCursor:
+        return cls(created_at=escalation.created_at, pk=escalation.pk)
+
+
+def _last_inbound(field: str) -> Subquery:
+    return Subquery(
+        Message.objects.filter(conversation=OuterRef("conversation_id"), direction=Message.Direction.INBOUND)
+        .order_by("-created_at", "-pk")
+        .values(field)[:1]
+    )
+
+
+def escalation_queue(*, agent, filters: QueueFilters, after: QueueCursor | None = None,
+                     limit: int | None = 50, now: datetime | None = None) -> QuerySet[Escalation]:
+    """Return open and taken escalations, newest first (or oldest first), one page after `after`.
+
+    One query whatever the page size: the contact, the assignee and the customer's last message
+    come in the same SELECT (joins and two correlated subqueries on desk_msg_conv_created).
+    """
+    now = now or timezone.now()
+    queue = (
+        Escalation.objects.filter(status__in=ACTIVE)
+        .select_related("conversation__contact", "conversation__assignee")
+        .annotate(last_customer_text=_last_inbound("text"), last_customer_kind=_last_inbound("kind"))
+    )
+    if filters.reason:
+        queue = queue.filter(reason=filters.reason)
+    if filters.assignee == "me":
+        queue = queue.filter(conversation__assignee=agent)
+    elif filters.assignee == "unassigned":
+        queue = queue.filter(conversation__assignee__isnull=True)
+    if filters.channel:
+        queue = queue.filter(conversation__channel=filters.channel)
+    if filters.language:
+        queue = queue.filter(conversation__contact__language=filters.language)
+    if filters.waiting_over_minutes:
+        queue = queue.filter(created_at__lte=now - timedelta(minutes=filters.waiting_over_minutes))
+    if filters.search.strip():
+        queue = queue.filter(_search(filters.search.strip()))
+    if filters.oldest_first:
+        queue = queue.order_by("created_at", "pk")
+        if after:
+            queue = queue.filter(Q(created_at__gt=after.created_at)
+                                 | Q(created_at=after.created_at, pk__gt=after.pk))
+    else:
+        queue = queue.order_by("-created_at", "-pk")
+        if after:
+            queue = queue.filter(Q(created_at__lt=after.created_at)
+                                 | Q(created_at=after.created_at, pk__lt=after.pk))
+    return queue[:limit] if limit is not None else queue
+
+
+def _search(term: str) -> Q:
+    """Match a customer by name, WhatsApp number (any punctuation) or billing customer id."""
+    contact = "conversation__contact__"
+    match = Q(**{f"{contact}name__icontains": term}) | Q(**{f"{contact}customer_id__iexact": term})
+    digits = re.sub(r"\D", "", term)
+    if len(digits) >= 4:
+        match |= Q(**{f"{contact}wa_id__contains": digits})
+    return match
+
+
+def escalation_counts() -> list[dict]:
+    """Return, per reason, how many escalations are open and how many taken (one aggregate query)."""
+    rows = (
+        Escalation.objects.filter(status__in=ACTIVE)
+        .values("reason")
+        .annotate(open=Count("pk", filter=Q(status=Escalation.Status.OPEN)),
+                  taken=Count("pk", filter=Q(status=Escalation.Status.TAKEN)),
+                  total=Count("pk"))
+        .order_by("-total", "reason")
+    )
+    return list(rows)
+
+
+def wait_level(waited: timedelta, *, amber_minutes: int, red_minutes: int) -> str:
+    """Return "red", "amber" or "" for how long a customer has waited."""
+    minutes = waited.total_seconds() / 60
+    if minutes >= red_minutes:
+        return "red"
+    if minutes >= amber_minutes:
+        return "amber"
+    return ""
+
+
+def wait_thresholds() -> tuple[int, int]:
+    """Return the (amber, red) minutes from settings, read at call time."""
+    return (getattr(settings, "DESK_WAIT_AMBER_MINUTES", 5), getattr(settings, "DESK_WAIT_RED_MINUTES", 15))
+
+
+# The conversation page -------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class ThreadEntry:
+    """One line of the thread: a message, or an event (escalated, taken over, a private note…)."""
+
+    at: datetime
+    message: Message | None = None
+    event: Event | None = None
+
+    @property
+    def is_note(self) -> bool:
+        return self.event is not None and self.event.kind == "note"
+
+    @property
+    def event_label(self) -> str:
+        """Return the event as the thread says it: "escalated: USER_REQUEST", "taken over by ana"…"""
+        event = self.event
+        if event is None:
+            return ""
+        detail = event.detail if isinstance(event.detail, dict) else {}
+        who = event.actor.get_username() if event.actor else str(detail.get("agent") or "")
+        by = f" by {who}" if who else ""
+        labels = {
+            "escalated": f"escalated: {detail.get('reason', '')}",
+            "taken_over": f"taken over{by}",
+            "handed_back": f"handed back to the bot{by}",
+            "resolved": f"resolved{by}",
+            "reopened": f"reopened by the customer, back to the {detail.get('to', 'bot')}",
+            "assigned": f"assigned to {detail.get('assignee', '?')}{by}",
+            "note": f"private note{by}",
+            "verified_wrong": f"bot answer marked verified wrong{by}: {detail.get('reason', '')}",
+            "send_failed": "sending failed: " + str(detail.get("error") or detail.get("title")
+                                                    or detail.get("code") or "no reason given"),
+            "number_changed": f"number changed from {detail.get('from') or '?'} to {detail.get('to') or '?'}",
+        }
+        return labels.get(event.kind, event.kind.replace("_", " "))
+
+
+def conversation_thread(*, conversation: Conversation) -> list[ThreadEntry]:
+    """Return the conversation's messages and events in time order (two queries)."""
+    messages = (
+        conversation.messages.select_related("agent", "verified_wrong_by")
+        .annotate(reply_trace_id=F("reply_trace__id"))
+        .order_by("created_at", "pk")
+    )
+    events = conversation.events.select_related("actor").order_by("created_at", "pk")
+    entries = [ThreadEntry(at=m.created_at, message=m) for m in messages]
+    entries += [ThreadEntry(at=e.created_at, event=e) for e in events]
+    # A message and the event it caused share a transaction; the message reads first.
+    entries.sort(key=lambda entry: (entry.at, 0 if entry.message else 1))
+    return entries
+
+
+def conversation_last_turn(*, conversation: Conversation):
+    """Return the trace of the bot's last real turn (a silenced turn shows nothing), or None."""
+    from traces.models import Trace
+
+    traces = Trace.objects.filter(conversation=conversation).order_by("-created_at", "-pk")
+    return traces.exclude(outcome=Trace.Outcome.SILENCED).first() or traces.first()
+
+
+def conversation_escalation(*, conversation: Conversation) -> Escalation | None:
+    """Return the conversation's current escalation (open or taken), else its latest one."""
+    escalations = conversation.escalations.order_by("-created_at", "-pk")
+    return escalations.filter(status__in=ACTIVE).first() or escalations.first()
+
+
+def desk_agents() -> QuerySet:
+    """Return the active users who may work the desk (agents and supervisors), by username."""
+    perm = Q(groups__permissions__codename="use_desk", groups__permissions__content_type__app_label="desk")
+    direct = Q(user_permissions__codename="use_desk", user_permissions__content_type__app_label="desk")
+    users = get_user_model().objects.filter(is_active=True)
+    ids = users.filter(perm | direct | Q(is_superuser=True)).values("pk")
+    return users.filter(pk__in=ids).order_by("username")
+
+
+def thread_version(*, conversation: Conversation) -> str:
+    """Return a token that changes when the thread does: a new message or event, a delivery status, a verdict.
+
+    Statuses only move forward, so the number of messages in each status changes whenever one moves.
+    """
+    from django.db.models import Max
+
+    per_status = {f"n_{status}": Count("pk", filter=Q(status=status)) for status in Message.Status.values}
+    wrong = Count("pk", filter=Q(verified_wrong_at__isnull=False))
+    messages = conversation.messages.aggregate(last=Max("pk"), wrong=wrong, **per_status)
+    events = conversation.events.aggregate(last=Max("pk"))
+    parts = [messages.pop("last"), messages.pop("wrong"), *messages.values(), events["last"]]
+    return ".".join(str(part or 0) for part in parts)
+
+
+@dataclass(frozen=True)
+class AccountSummary:
+    """What the desk shows of a subscriber's billing account; `state` says whether there is anything."""
+
+    state: str  # ok | unavailable | not_found | unidentified
+    customer: dict | None = None
+    plan: dict | None = None
+    invoice: dict | None = None
+    payments: tuple = ()
+    error: str = ""
+
+
+def account_summary(*, customer_id: str, payments: int = 3) -> AccountSummary:
+    """Ask the billing capability for the plan, current invoice and last payments of a customer."""
+    if not customer_id:
+        return AccountSummary(state="unidentified")
+    from bot.billing.client import billing_client
+
+    try:
+        result = billing_client().account_summary(customer_id)
+    except Exception:  # the panel must not take the conversation page down with it
+        logger.exception("account summary for %s failed", customer_id)
+        return AccountSummary(state="unavailable")
+    if result.should_escalate:
+        return AccountSummary(state="unavailable", error=result.error.code if result.error else "")
+    if not result.ok:
+        return AccountSummary(state="not_found", error=result.error.message if result.error else "")
+    data = result.data
+    return AccountSummary(
+        state="ok", customer=data.get("customer"), plan=(data.get("plan") or {}).get("plan"),
+        invoice=data.get("current_invoice"), payments=tuple((data.get("payments") or [])[:payments]),
+    )

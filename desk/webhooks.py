@@ -1,0 +1,87 @@
+"""WhatsApp Cloud API webhook: the verification handshake (GET) and signed deliveries (POST).
+
+A delivery is checked, stored and acknowledged within the request; the bot's turn is queued
+on commit and runs in a Celery worker, so no model or billing call ever happens here when a
+broker is configured (CELERY_BROKER_URL). Without one, Celery runs tasks eagerly, in-process.
+"""
+
+import hmac
+import json
+import logging
+
+from django.conf import settings
+from django.http import HttpResponse, JsonResponse
+from django.views.decorators.csrf import csrf_exempt
+from django.views.decorators.http import require_http_methods
+
+from desk.inbound import webhook_batch_store
+from desk.whatsapp import parse_webhook, verify_signature
+
+logger = logging.getLogger(__name__)
+
+SIGNATURE_HEADER = "X-Hub-Signature-256"
+
+
+@csrf_exempt
+@require_http_methods(["GET", "POST"])
+def whatsapp_webhook(request):
+    """Answer Meta's subscription handshake, or store a signed webhook delivery and acknowledge it."""
+    if request.method == "GET":
+        return _handshake(request)
+    return _delivery(request)
+
+
+def _plain(text: str, status: int) -> HttpResponse:
+    return HttpResponse(text, status=status, content_type="text/plain; charset=utf-8")
+
+
+def _handshake(request) -> HttpResponse:
+    expected = settings.WHATSAPP_VERIFY_TOKEN
+    if not expected:
+        logger.error("WhatsApp webhook handshake refused: WHATSAPP_VERIFY_TOKEN is not set.")
+        return _plain("verify token not configured", 403)
+    mode = request.GET.get("hub.mode", "")
+    token = request.GET.get("hub.verify_token", "")
+    if mode != "subscribe" or not hmac.compare_digest(token.encode(), expected.encode()):
+        logger.warning("WhatsApp webhook handshake refused: wrong hub.mode or hub.verify_token.")
+        return _plain("verification failed", 403)
+    return _plain(request.GET.get("hub.challenge", ""), 200)
+
+
+def _delivery(request) -> HttpResponse:
+    app_secret = settings.WHATSAPP_APP_SECRET
+    if not app_secret:
+        # Never accept an unsigned body: anyone could inject messages that the bot answers.
+        logger.error("WhatsApp webhook refused: WHATSAPP_APP_SECRET is not set, so the X-Hub-Signature-256 "
+                     "of the delivery cannot be checked. Set it to the Meta app's secret.")
+        return _plain("webhook app secret not configured", 403)
+    header = request.headers.get(SIGNATURE_HEADER)
+    if not header:
+        logger.warning("WhatsApp webhook refused: no %s header.", SIGNATURE_HEADER)
+        return _plain(f"missing {SIGNATURE_HEADER}", 401)
+    raw_body = request.body
+    if not verify_signature(raw_body, header, app_secret):
+        logger.warning("WhatsApp webhook refused: %s does not match the body.", SIGNATURE_HEADER)
+        return _plain(f"invalid {SIGNATURE_HEADER}", 403)
+
+    try:
+        body = json.loads(raw_body)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        logger.warning("WhatsApp webhook refused: the signed body is not JSON (%s).", exc)
+        return _plain(f"invalid JSON body: {exc}", 400)
+    try:
+        batch = parse_webhook(body)
+    except ValueError as exc:
+        logger.warning("WhatsApp webhook refused: %s", exc)
+        return _plain(str(exc), 400)
+    for error in batch.errors:
+        # Redelivery would not fix a malformed piece: log it, keep the rest, acknowledge.
+        logger.warning("WhatsApp webhook: skipped %s", error)
+
+    report = webhook_batch_store(batch=batch)
+    return JsonResponse({
+        "stored": len(report.stored), "duplicates": len(report.duplicates), "queued": len(report.queued),
+        "rejected": len(report.rejected) + len(batch.errors),
+        "statuses": {"applied": report.statuses_applied, "stale": report.statuses_stale,
+                     "unknown": report.statuses_unknown},
+    })
