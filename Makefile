@@ -26,14 +26,20 @@ install-dev: $(VENV)/.installed-dev
 migrate: install
 	$(BIN)/python manage.py migrate --noinput
 
+# The demo signs its simulated WhatsApp traffic with these unless the environment sets real ones.
+demo: export WHATSAPP_APP_SECRET ?= demo-app-secret
+demo: export WHATSAPP_VERIFY_TOKEN ?= demo-verify-token
 demo: migrate
 	$(BIN)/python manage.py kb_import kb/sample
 	$(BIN)/python manage.py demo_users
+	$(BIN)/python manage.py canned_replies_seed
+	$(BIN)/python manage.py demo_conversations
 	@echo "TraceDesk is at http://$(HOST):$(PORT)/  (web chat: http://$(HOST):$(PORT)/chat/)"
 	$(BIN)/python manage.py runserver $(HOST):$(PORT)
 
 test: install-dev
 	$(BIN)/python -m pytest --cov --cov-report= $(PYTEST_ARGS)
+	$(BIN)/python -m coverage report --include=bot/grounding.py --fail-under=100 --show-missing
 
 worker: install
 	$(BIN)/celery -A config worker --loglevel=info
@@ -45,6 +51,8 @@ bench: install-dev
 	$(BIN)/python bench/retrieval.py
 	$(BIN)/python bench/grounding.py
 	$(BIN)/python bench/billing.py
+	$(BIN)/python bench/webhook.py
+	$(BIN)/python bench/turn.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .coverage

@@ -165,7 +165,9 @@ def _sentence(text: str) -> str:
     return text if text.endswith((".", "!", "?")) else text + "."
 
 
-_AMOUNT = re.compile(r"\d[\d.,]*\d|\d")
+# Money, not any digit: "8:00 a 18:00" is no answer to "¿cuánto cobran?".
+_AMOUNT = re.compile(r"(?:Bs\.?|USD|US\$|\$)\s?\d|\d[\d.,]*\s?(?:USD|Bs\b|bol[ií]vares|d[oó]lares|%)|\b\d+[.,]\d{2}\b",
+                     re.IGNORECASE)
 
 
 def decisive_sentence(query: str, chunk_text: str) -> str:

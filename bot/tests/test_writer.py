@@ -88,3 +88,19 @@ def test_template_writer_asks_for_a_human_when_no_sentence_matches():
 def test_decisive_sentence_prefers_numbers_when_the_question_asks_an_amount():
     text = "T\nH\n\nLa reconexión se solicita por WhatsApp. La reconexión cuesta Bs. 350,00."
     assert decisive_sentence("¿cuánto cuesta la reconexión?", text) == "La reconexión cuesta Bs. 350,00."
+
+
+def test_a_clock_time_is_not_an_amount():
+    text = "Reconexión\nHorario\n\nLas reconexiones se hacen de 8:00 a 18:00. Reactivar la línea cuesta Bs. 350,00."
+    assert decisive_sentence("¿cuánto cobran por la reconexión?", text) == "Reactivar la línea cuesta Bs. 350,00."
+
+
+def test_the_decisive_sentence_may_come_from_a_lower_ranked_chunk():
+    evidence = [
+        Evidence("E1", "Reconnecting a Home Line\nWhat reconnection costs\n\nA home line costs Bs. 350.00 to reactivate."),
+        Evidence("E2", "Business plans\nBilling and collections\n\nBusiness accounts pay a reconnection fee of USD 10.00."),
+    ]
+    sources = {"E1": {"kind": "chunk", "language": "en"}, "E2": {"kind": "chunk", "language": "en"}}
+    draft = TemplateWriter().write(WriterRequest(query="What is the reconnection fee for business plans?",
+                                                 language="en", evidence=evidence, sources=sources))
+    assert draft.reply == "Business accounts pay a reconnection fee of USD 10.00. [E2]"
