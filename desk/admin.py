@@ -1,0 +1,103 @@
+"""Desk admin, read-mostly: take over, hand back and resolve go through the same services as the desk."""
+
+from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied
+
+from desk import services
+from desk.models import CannedReply, Contact, Conversation, Escalation, Event, Message
+
+
+class ReadOnlyAdmin(admin.ModelAdmin):
+    """Rows written by the desk, the bot and the channels: never added or edited here."""
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(Contact)
+class ContactAdmin(admin.ModelAdmin):
+    list_display = ["__str__", "channel", "wa_id", "customer_id", "language", "updated_at"]
+    list_filter = ["channel", "language"]
+    search_fields = ["name", "wa_id", "customer_id", "user_id"]
+    # Identity comes from the channel; only the billing link and the language are an agent's to fix.
+    readonly_fields = ["channel", "wa_id", "user_id", "created_at", "updated_at"]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
+def _desk_action(service, done: str):
+    def action(modeladmin, request, queryset):
+        changed = 0
+        for conversation_id in queryset.values_list("pk", flat=True):
+            try:
+                service(conversation_id=conversation_id, agent=request.user)
+                changed += 1
+            except (services.DeskActionError, PermissionDenied) as exc:
+                modeladmin.message_user(request, f"Conversation {conversation_id}: {exc}", messages.ERROR)
+        if changed:
+            modeladmin.message_user(request, f"{changed} conversation(s) {done}.", messages.SUCCESS)
+
+    return action
+
+
+@admin.register(Conversation)
+class ConversationAdmin(ReadOnlyAdmin):
+    list_display = ["pk", "contact", "channel", "handler", "status", "assignee", "last_inbound_at",
+                    "updated_at"]
+    list_filter = ["handler", "status", "channel"]
+    search_fields = ["contact__name", "contact__wa_id", "contact__customer_id"]
+    list_select_related = ["contact", "assignee"]
+    actions = ["take_over", "hand_back", "resolve"]
+
+    @admin.action(description="Take over (silence the bot, assign to me)")
+    def take_over(self, request, queryset):
+        _desk_action(services.conversation_take_over, "taken over")(self, request, queryset)
+
+    @admin.action(description="Hand back to the bot")
+    def hand_back(self, request, queryset):
+        _desk_action(services.conversation_hand_back, "handed back")(self, request, queryset)
+
+    @admin.action(description="Resolve")
+    def resolve(self, request, queryset):
+        _desk_action(services.conversation_resolve, "resolved")(self, request, queryset)
+
+
+@admin.register(Message)
+class MessageAdmin(ReadOnlyAdmin):
+    list_display = ["pk", "conversation", "direction", "author", "kind", "status", "created_at"]
+    list_filter = ["direction", "author", "status", "kind"]
+    search_fields = ["provider_message_id", "text"]
+    list_select_related = ["conversation__contact"]
+    show_full_result_count = False  # a million messages: no COUNT(*) on every page
+
+
+@admin.register(Escalation)
+class EscalationAdmin(ReadOnlyAdmin):
+    list_display = ["pk", "reason", "status", "conversation", "created_at", "resolved_at"]
+    list_filter = ["status", "reason"]
+    list_select_related = ["conversation__contact"]
+
+
+@admin.register(Event)
+class EventAdmin(ReadOnlyAdmin):
+    list_display = ["pk", "kind", "conversation", "actor", "created_at"]
+    list_filter = ["kind"]
+    list_select_related = ["conversation__contact", "actor"]
+
+
+@admin.register(CannedReply)
+class CannedReplyAdmin(admin.ModelAdmin):
+    list_display = ["title", "language", "order"]
+    list_filter = ["language"]
+    list_editable = ["order"]
+    search_fields = ["title", "text"]

@@ -1,0 +1,49 @@
+"""Given-helpers for the desk tests: contacts, conversations, inbound messages, escalations."""
+
+from __future__ import annotations
+
+import uuid
+
+from django.utils import timezone
+
+from desk.models import Channel, Contact, Conversation, Escalation, Event, Message
+from desk.services import conversation_escalate
+
+
+def conversation_start(*, name="Marisol Rojas", channel=Channel.WEBCHAT, wa_id="", customer_id="C-1001",
+                       language="es", inbound_at="now") -> Conversation:
+    contact = Contact.objects.create(channel=channel, name=name, wa_id=wa_id, customer_id=customer_id,
+                                     language=language)
+    return Conversation.objects.create(contact=contact, channel=channel,
+                                       last_inbound_at=timezone.now() if inbound_at == "now" else inbound_at)
+
+
+def customer_says(conversation: Conversation, text: str, *, kind="text") -> Message:
+    message = Message.objects.create(conversation=conversation, direction=Message.Direction.INBOUND,
+                                     author=Message.Author.CUSTOMER, kind=kind, text=text,
+                                     provider_message_id=f"wamid.{uuid.uuid4().hex}")
+    Conversation.objects.filter(pk=conversation.pk).update(last_inbound_at=timezone.now())
+    return message
+
+
+def bot_says(conversation: Conversation, text: str) -> Message:
+    return Message.objects.create(conversation=conversation, direction=Message.Direction.OUTBOUND,
+                                  author=Message.Author.BOT, text=text, status=Message.Status.SENT)
+
+
+def escalated(*, reason="USER_REQUEST", text="quiero hablar con una persona", suggested_reply="",
+              created_at=None, **start) -> Escalation:
+    """A conversation whose customer wrote `text` and whose bot escalated with `reason`."""
+    conversation = conversation_start(**start)
+    customer_says(conversation, text)
+    escalation = conversation_escalate(conversation_id=conversation.pk, reason=reason,
+                                       summary=f"Summary for {reason}.", detail=f"Customer wrote: “{text}”",
+                                       suggested_reply=suggested_reply)
+    if created_at is not None:
+        Escalation.objects.filter(pk=escalation.pk).update(created_at=created_at)
+        escalation.refresh_from_db()
+    return escalation
+
+
+def events_of(conversation: Conversation) -> list[str]:
+    return list(Event.objects.filter(conversation=conversation).order_by("pk").values_list("kind", flat=True))

@@ -1,0 +1,180 @@
+"""An agent works the desk in Debian's Chromium, driven by Playwright, against the live server.
+
+The customer side runs server-side through the web chat's real entry point
+(`desk.chat.chat_message_receive` → Celery task, eager here → the bot turn), so what the agent
+sees in the browser is what the pipeline wrote to the database.
+"""
+
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+from django.utils import timezone
+
+CHROMIUM = Path("/usr/bin/chromium")
+SCREENSHOTS = Path(settings.BASE_DIR) / "var" / "screenshots"
+LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
+               "--disable-component-update", "--no-first-run", "--disable-sync"]
+# A few sample documents are enough for the bot to answer and to show retrieval in the trace panel.
+KB_FILES = ["reconexion-fibra-es.md", "ciclo-facturacion-es.md", "cambio-de-plan-es.md",
+            "canales-contacto-es.md"]
+POLL_WAIT_MS = 15_000  # the queue and the thread poll every 5 s
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian Chromium is not installed at /usr/bin/chromium "
+                                                     "(apt-get install chromium; .ci/run does it)"),
+]
+
+
+@pytest.fixture
+def small_kb():
+    """Import a few sample documents (a transactional test starts from an empty database)."""
+    from kb.embeddings import get_embedder
+    from kb.services import documents_import
+
+    return documents_import(paths=[Path(settings.KB_SAMPLE_DIR) / name for name in KB_FILES],
+                            embedder=get_embedder())
+
+
+@pytest.fixture
+def healthy_billing():
+    from bot.billing.client import billing_breaker
+    from bot.billing.simulator.mounted import shared_simulator
+
+    shared_simulator().set_fault(None)
+    billing_breaker().reset()
+    yield
+    billing_breaker().reset()
+
+
+@pytest.fixture
+def browser_page(monkeypatch):
+    from playwright.sync_api import expect, sync_playwright
+
+    # Playwright's sync API keeps an event loop in this thread; the test's own ORM calls are synchronous.
+    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=LAUNCH_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1366, "height": 1000})
+            page.set_default_timeout(POLL_WAIT_MS)
+            expect.set_options(timeout=POLL_WAIT_MS)
+            yield page
+        finally:
+            browser.close()
+
+
+def _customer(name, customer_id, language="es"):
+    from desk.models import Channel, Contact, Conversation
+
+    contact = Contact.objects.create(channel=Channel.WEBCHAT, name=name, customer_id=customer_id,
+                                     language=language)
+    return Conversation.objects.create(contact=contact, channel=Channel.WEBCHAT)
+
+
+def _earlier_escalations():
+    """Two customers already waiting, so the queue has more than one reason and colour."""
+    from desk.models import Escalation
+    from desk.services import conversation_escalate
+    from desk.tests.desk_factories import customer_says
+
+    for name, reason, summary, text, minutes in [
+        ("Pedro Salas", "TOOL_ERROR", "Could not query the billing system (possible outage).",
+         "¿cuánto debo?", 22),
+        ("Lucía Mendoza", "USER_REQUEST", "The customer asked to speak to a person.",
+         "necesito hablar con alguien de facturación", 7),
+    ]:
+        conversation = _customer(name, "")
+        customer_says(conversation, text)
+        escalation = conversation_escalate(conversation_id=conversation.pk, reason=reason, summary=summary,
+                                           detail=f"Customer wrote: “{text}”")
+        waiting_since = timezone.now() - timedelta(minutes=minutes)
+        Escalation.objects.filter(pk=escalation.pk).update(created_at=waiting_since)
+
+
+def test_an_agent_takes_over_replies_and_hands_back_without_the_bot_talking_over_them(
+        live_server, browser_page, small_kb, healthy_billing, make_staff, settings):
+    from django.core.management import call_command
+    from playwright.sync_api import expect
+
+    from desk.chat import chat_message_receive
+    from desk.models import Escalation, Event, Message
+    from traces.models import Trace
+
+    settings.OPENAI_API_KEY = settings.OPENAI_BASE_URL = ""  # the template writer: no model server needed
+    make_staff("ana", "agent", password="ana-password-1")
+    call_command("canned_replies_seed")
+    _earlier_escalations()
+    page = browser_page
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+
+    # The agent logs in and lands on the queue.
+    page.goto(f"{live_server.url}/login/?next=/desk/")
+    page.fill("#id_username", "ana")
+    page.fill("#id_password", "ana-password-1")
+    page.click("button[type=submit]")
+    page.wait_for_url(f"{live_server.url}/desk/")
+    assert page.locator("tr.escalation").count() == 2
+    page.evaluate("window.stillTheSamePage = true")
+
+    # A web-chat customer gets an answer, then asks something the knowledge base cannot answer.
+    conversation = _customer("Marisol Rojas", "C-1001")
+    chat_message_receive(conversation=conversation, text="cuanto cobran por reconexion de fibra")
+    first_answer = Message.objects.get(conversation=conversation, author="bot")
+    chat_message_receive(conversation=conversation, text="¿cuál es la capital de Francia?")
+    escalation = Escalation.objects.get(conversation=conversation)
+    assert escalation.reason == "NO_CONTEXT"
+
+    # It appears in the open queue without a reload.
+    row = page.locator(f"#escalation-{escalation.pk}")
+    row.wait_for()
+    assert page.evaluate("window.stillTheSamePage") is True
+    assert "NO_CONTEXT" in row.inner_text() and "capital de Francia" in row.inner_text()
+    assert "NO_CONTEXT" in page.locator("#reason-counts").inner_text()
+    page.screenshot(path=str(SCREENSHOTS / "desk-queue.png"), full_page=True)
+
+    # The agent opens it: the reason's summary and the bot's last turn are there.
+    row.locator("a.customer").click()
+    page.wait_for_url(f"{live_server.url}/desk/conversations/{conversation.pk}/")
+    assert "not in the knowledge base" in page.locator("#escalation").inner_text()
+    panel = page.locator("#trace-panel").inner_text().lower()
+    assert "route document" in panel and "retrieved chunks" in panel and "full trace" in panel
+    assert "escalated: NO_CONTEXT" in page.locator("#thread").inner_text()
+
+    # Take over; a canned reply plus the agent's own words go out through the web chat.
+    page.click("text=Take over")
+    page.locator("text=You have this conversation.").wait_for()
+    page.click(".canned a.chip >> text=Saludo")
+    composer = page.locator("#composer-text")
+    assert composer.input_value().startswith("Hola, soy parte del equipo")
+    composer.press("End")
+    composer.press_sequentially(" La capital de Francia es París.")
+    page.click("#composer button[type=submit]")
+    agent_line = page.locator("#thread .msg.agent").last
+    agent_line.wait_for()
+    assert "París" in agent_line.inner_text()
+    reply = Message.objects.get(conversation=conversation, author="agent")
+    assert reply.status == "sent" and reply.text.endswith("La capital de Francia es París.")
+
+    # The customer writes again while the agent holds the conversation: the bot stays silent.
+    taken = Event.objects.get(conversation=conversation, kind="taken_over")
+    chat_message_receive(conversation=conversation, text="gracias, ¿y cuánto cuesta la reconexión?")
+    page.locator("#thread >> text=¿y cuánto cuesta la reconexión?").wait_for()
+    assert not Message.objects.filter(conversation=conversation, author="bot",
+                                      created_at__gte=taken.created_at).exists()
+    assert Trace.objects.filter(conversation=conversation).order_by("-pk").first().silenced_at == "gate"
+    page.screenshot(path=str(SCREENSHOTS / "desk-conversation.png"), full_page=True)
+
+    # Hand back: the bot answers the next message, and the agent sees it arrive.
+    page.click("text=Hand back to the bot")
+    page.locator("text=The bot is answering this conversation.").wait_for()
+    chat_message_receive(conversation=conversation, text="cuanto cobran por reconexion de fibra")
+    answers = Message.objects.filter(conversation=conversation, author="bot").exclude(pk=first_answer.pk)
+    assert answers.filter(created_at__gt=taken.created_at).count() == 1
+    expect(page.locator("#thread .msg.bot")).to_have_count(3)  # the first answer, the notice, this answer
+    thread = page.locator("#thread").inner_text()
+    assert "handed back to the bot by ana" in thread
+    assert thread.count(answers.get(created_at__gt=taken.created_at).text) == 2  # the same question, answered again
