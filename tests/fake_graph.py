@@ -1,0 +1,209 @@
+"""A local HTTP server speaking the WhatsApp Cloud API send-message protocol, for the real sender in tests.
+
+`POST /{version}/{phone_number_id}/messages` with a Bearer token and the documented JSON body.
+Replies are scripted per test: each queued step is a `Reply` (status, JSON body, headers,
+optional delay); with an empty script every valid request is accepted with a fresh wamid.
+Requests that Meta would refuse (no or wrong token, another phone number id, a body without
+messaging_product/to/text.body) get Meta's error objects whatever the script says. Every
+request is recorded (path, headers, JSON body).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+
+@dataclass
+class Reply:
+    status: int
+    body: dict
+    headers: dict = field(default_factory=dict)
+    delay_s: float = 0.0
+
+
+def graph_error(code: int, message: str, *, title: str = "", details: str = "",
+                kind: str = "OAuthException") -> dict:
+    """Return a Graph API error body shaped like Meta's."""
+    error = {"message": message, "type": kind, "code": code, "fbtrace_id": "AbCdEfFakeTrace"}
+    if details or title:
+        error["error_data"] = {"messaging_product": "whatsapp", "details": details or title}
+    return {"error": error}
+
+
+class FakeGraph:
+    API_VERSION = "v21.0"
+
+    def __init__(self, *, access_token: str = "test-token", phone_number_id: str = "106540352242922"):
+        self.access_token = access_token
+        self.phone_number_id = phone_number_id
+        self.requests: list[dict] = []
+        self.script: list[Reply] = []
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05},
+                                        daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}/{self.API_VERSION}"
+
+    def __enter__(self) -> FakeGraph:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    # Scripted replies -------------------------------------------------------------------------
+
+    @staticmethod
+    def accepted(wamid: str | None = None) -> Reply:
+        return Reply(200, {"messaging_product": "whatsapp", "contacts": [{"input": "", "wa_id": ""}],
+                           "messages": [{"id": wamid or FakeGraph.new_wamid()}]})
+
+    @staticmethod
+    def too_many_requests(retry_after: float | None = None, code: int = 130429) -> Reply:
+        headers = {"Retry-After": f"{retry_after:g}"} if retry_after is not None else {}
+        return Reply(429, graph_error(code, f"(#{code}) Rate limit hit",
+                                      details="Cloud API message throughput has been reached."), headers)
+
+    @staticmethod
+    def error(status: int, code: int, message: str, *, details: str = "") -> Reply:
+        return Reply(status, graph_error(code, message, details=details))
+
+    @staticmethod
+    def server_error(status: int = 500) -> Reply:
+        return Reply(status, graph_error(
+            2, "An unexpected error has occurred. Please retry your request later.", kind="OAuthException"))
+
+    @staticmethod
+    def slow(delay_s: float) -> Reply:
+        reply = FakeGraph.accepted()
+        reply.delay_s = delay_s
+        return reply
+
+    @staticmethod
+    def new_wamid() -> str:
+        return f"wamid.FAKE{uuid.uuid4().hex.upper()}"
+
+    # Server ----------------------------------------------------------------------------------
+
+    def _refusal(self, path: str, headers, body) -> Reply | None:
+        """Return Meta's answer to a request the real API would refuse, or None for a valid one."""
+        if headers.get("Authorization") != f"Bearer {self.access_token}":
+            return Reply(401, graph_error(190, "Invalid OAuth access token - Cannot parse access token"))
+        if path != f"/{self.API_VERSION}/{self.phone_number_id}/messages":
+            return Reply(400, graph_error(
+                100, f"Unsupported post request. Object with ID '{path}' does not exist",
+                kind="GraphMethodException"))
+        if not isinstance(body, dict) or body.get("messaging_product") != "whatsapp":
+            return Reply(400, graph_error(100, "(#100) The parameter messaging_product is required."))
+        if not body.get("to"):
+            return Reply(400, graph_error(100, "(#100) The parameter to is required."))
+        if body.get("type", "text") == "text" and not (body.get("text") or {}).get("body"):
+            return Reply(400, graph_error(100, "(#100) The parameter text['body'] is required."))
+        return None
+
+    def _handler(self):
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):  # keep test output clean
+                pass
+
+            def _send(self, reply: Reply) -> None:
+                if reply.delay_s:
+                    time.sleep(reply.delay_s)
+                body = json.dumps(reply.body).encode()
+                try:
+                    self.send_response(reply.status)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(body)))
+                    for name, value in reply.headers.items():
+                        self.send_header(name, value)
+                    self.end_headers()
+                    self.wfile.write(body)
+                except (BrokenPipeError, ConnectionResetError):  # the client gave up (timeout tests)
+                    pass
+
+            def do_POST(self):
+                length = int(self.headers.get("Content-Length") or 0)
+                raw = self.rfile.read(length)
+                try:
+                    body = json.loads(raw or b"{}")
+                except json.JSONDecodeError:
+                    body = None
+                fake.requests.append({"path": self.path, "headers": dict(self.headers), "body": body})
+                refusal = fake._refusal(self.path, self.headers, body)
+                if refusal is not None:
+                    self._send(refusal)
+                    return
+                reply = fake.script.pop(0) if fake.script else FakeGraph.accepted()
+                if reply.status == 200 and "contacts" in reply.body:
+                    reply.body["contacts"] = [{"input": body["to"], "wa_id": body["to"].lstrip("+")}]
+                self._send(reply)
+
+        return Handler
+
+
+# Meta's other side: webhook bodies exactly as the Cloud API posts them -------------------------
+
+BUSINESS_PHONE_NUMBER_ID = "106540352242922"
+BUSINESS_DISPLAY_NUMBER = "15550783881"
+WABA_ID = "102290129340398"
+
+
+def inbound_message(kind: str = "text", *, wa_id: str = "584121234567", wamid: str | None = None,
+                    timestamp: int = 1739321024, **content) -> dict:
+    """Return one `messages[]` object; `content` is the type's object (text defaults to a greeting)."""
+    message = {"from": wa_id, "id": wamid or FakeGraph.new_wamid(), "timestamp": str(timestamp), "type": kind}
+    if kind == "text" and not content:
+        content = {"text": {"body": "Hola, ¿cuánto debo?"}}
+    message.update(content)
+    return message
+
+
+def delivery_status(wamid: str, status: str, *, recipient_id: str = "584121234567",
+                    timestamp: int = 1739321100, errors: list[dict] | None = None) -> dict:
+    """Return one `statuses[]` object."""
+    update = {"id": wamid, "status": status, "timestamp": str(timestamp), "recipient_id": recipient_id}
+    if status != "failed":
+        update["conversation"] = {"id": "CONVERSATION_ID", "origin": {"type": "service"}}
+        update["pricing"] = {"billable": True, "pricing_model": "PMP", "category": "service"}
+    if errors:
+        update["errors"] = errors
+    return update
+
+
+def change_value(*, messages: list[dict] = (), statuses: list[dict] = (), contacts: list[dict] | None = None,
+                 phone_number_id: str = BUSINESS_PHONE_NUMBER_ID) -> dict:
+    """Return one `changes[].value`; contacts default to one per sender, named, with a business-scoped id."""
+    value = {"messaging_product": "whatsapp",
+             "metadata": {"display_phone_number": BUSINESS_DISPLAY_NUMBER,
+                          "phone_number_id": phone_number_id}}
+    messages = list(messages)
+    if contacts is None:
+        senders = dict.fromkeys(m["from"] for m in messages
+                                if isinstance(m, dict) and m.get("type") != "system" and m.get("from"))
+        contacts = [{"profile": {"name": f"Cliente {w[-4:]}"}, "wa_id": w, "user_id": f"VE.{w}"}
+                    for w in senders]
+    if contacts:
+        value["contacts"] = contacts
+    if messages:
+        value["messages"] = messages
+    if statuses:
+        value["statuses"] = list(statuses)
+    return value
+
+
+def webhook_body(*values: dict) -> dict:
+    """Return a whole webhook body with one entry (one change) per value."""
+    return {"object": "whatsapp_business_account",
+            "entry": [{"id": WABA_ID, "changes": [{"value": value, "field": "messages"}]}
+                      for value in values]}
