@@ -185,3 +185,5 @@ WHATSAPP_VERIFY_TOKEN = env("WHATSAPP_VERIFY_TOKEN")
 # The agent desk: an open escalation's waiting time turns amber, then red, past these minutes.
 DESK_WAIT_AMBER_MINUTES = env_int("DESK_WAIT_AMBER_MINUTES", 5)
 DESK_WAIT_RED_MINUTES = env_int("DESK_WAIT_RED_MINUTES", 15)
+# A customer writing to a resolved conversation reopens it to the bot, or to the humans when this is on.
+DESK_REOPEN_TO_HUMAN = env_bool("DESK_REOPEN_TO_HUMAN", False)

@@ -60,7 +60,11 @@ def chat_start(*, request, customer_id: str, language: str = "es") -> Conversati
 def chat_message_receive(*, conversation: Conversation, text: str) -> Message:
     """Store the visitor's message and queue the bot turn, as the WhatsApp webhook does."""
     from bot.tasks import handle_inbound
+    from desk.services import conversation_reopen_on_inbound
 
+    if conversation.status == Conversation.Status.RESOLVED:
+        conversation = conversation_reopen_on_inbound(conversation_id=conversation.pk,
+                                                      to_human=settings.DESK_REOPEN_TO_HUMAN)
     message = Message.objects.create(
         conversation=conversation, direction=Message.Direction.INBOUND, author=Message.Author.CUSTOMER,
         kind="text", text=text.strip()[:4000], provider_message_id=f"web-{uuid.uuid4().hex}",

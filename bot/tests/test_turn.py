@@ -253,3 +253,35 @@ def test_traces_export_writes_one_json_object_per_trace(capsys):
     mine = [r for r in rows if r["conversation"] == conversation.pk]
     assert [(r["outcome"], r["escalation_reason"]) for r in mine] == [("answered", ""), ("escalated", "USER_REQUEST")]
     assert {"retrieval", "evidence", "attempts", "latency_ms", "provider_message_id", "final_text"} <= set(mine[0])
+
+
+def test_a_resolved_web_chat_goes_back_to_the_bot_when_the_customer_writes(make_staff,
+                                                                          django_capture_on_commit_callbacks,
+                                                                          settings):
+    from desk.chat import chat_message_receive
+    from desk.services import conversation_resolve, conversation_take_over
+
+    settings.DESK_REOPEN_TO_HUMAN = False
+    agent = make_staff("ana", "agent")
+    conversation = start()
+    say(conversation, "quiero hablar con una persona")
+    conversation_take_over(conversation_id=conversation.pk, agent=agent)
+    conversation_resolve(conversation_id=conversation.pk, agent=agent)
+    with django_capture_on_commit_callbacks(execute=True):
+        chat_message_receive(conversation=Conversation.objects.get(pk=conversation.pk),
+                             text="cuanto cobran por reconexion de fibra")
+    conversation.refresh_from_db()
+    assert (conversation.status, conversation.handler) == ("open", "bot")
+    assert conversation.traces.order_by("-pk").first().outcome == "answered"
+
+
+def test_reopening_to_the_humans_is_a_setting(make_staff, settings):
+    from desk.chat import chat_message_receive
+    from desk.services import conversation_resolve
+
+    settings.DESK_REOPEN_TO_HUMAN = True
+    conversation = start()
+    conversation_resolve(conversation_id=conversation.pk, agent=make_staff("ana", "agent"))
+    chat_message_receive(conversation=Conversation.objects.get(pk=conversation.pk), text="hola otra vez")
+    conversation.refresh_from_db()
+    assert (conversation.status, conversation.handler) == ("open", "human")
