@@ -2,7 +2,8 @@
 
 Embeddings are deterministic hash-seeded unit vectors; chat completions are scripted per test:
 each queued reply is either a dict (sent as the assistant message content, JSON-encoded), a
-string (sent raw as content), or an int (an HTTP error status). Every request body is recorded.
+string (sent raw as content), an int (an HTTP error status), or HANG (the server holds the request
+until the test ends, so the client's own timeout fires). Every request body is recorded.
 """
 
 from __future__ import annotations
@@ -15,8 +16,12 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
+HANG = "__hang__"
+
+
 class FakeOpenAI:
     def __init__(self, *, dimensions: int = 8):
+        self.released = threading.Event()
         self.dimensions = dimensions
         self.requests: list[dict] = []
         self.chat_script: list = []
@@ -34,6 +39,7 @@ class FakeOpenAI:
         return self
 
     def __exit__(self, *exc) -> None:
+        self.released.set()
         self._server.shutdown()
         self._server.server_close()
 
@@ -73,6 +79,9 @@ class FakeOpenAI:
                     return
                 if self.path.endswith("/chat/completions"):
                     step = fake.chat_script.pop(0) if fake.chat_script else 500
+                    if step == HANG:
+                        fake.released.wait()  # a server that never answers in time
+                        return
                     if isinstance(step, int):
                         self._send(step, {"error": {"message": "scripted failure", "type": "server_error"}})
                         return

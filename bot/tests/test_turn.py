@@ -9,7 +9,7 @@ from bot.billing.simulator.mounted import shared_simulator
 from bot.turn import run_turn
 from bot.writer import LLMWriter, TemplateWriter
 from desk.models import Contact, Conversation, Escalation, Message
-from tests.fake_openai import FakeOpenAI
+from tests.fake_openai import HANG, FakeOpenAI
 from traces.models import Trace
 
 pytestmark = pytest.mark.django_db
@@ -148,7 +148,7 @@ def faithful(reply, ids=("E1",)):
 def llm_say(conversation, text, script):
     with FakeOpenAI() as fake:
         fake.chat_script = list(script)
-        writer = LLMWriter(api_key="k", base_url=fake.base_url, model="test-model", timeout=5)
+        writer = LLMWriter(api_key="k", base_url=fake.base_url, model="test-model", timeout=1)
         trace = say(conversation, text, writer=writer)
     return trace, fake
 
@@ -189,6 +189,7 @@ def test_llm_that_keeps_inventing_numbers_escalates_after_two_rewrites():
         ([faithful("Cuesta Bs. 350,00 [E9].", ["E9"])] * 3, "UNGROUNDED_OUTPUT"),
         ([faithful("Cuesta Bs. 350,00 [E1]. Le garantizamos el reembolso.")] * 3, "UNGROUNDED_OUTPUT"),
         ([500, 500], "MODEL_ERROR"),
+        ([HANG, HANG], "MODEL_ERROR"),
         (["this is not json", "{still not"], "MODEL_ERROR"),
         ([{"reply": "", "evidence_ids": [], "needs_human": True}], "MODEL_DEFERRED"),
     ],

@@ -7,7 +7,7 @@ import pytest
 from bot.grounding import Evidence
 from bot.prompt import PROMPT_VERSION
 from bot.writer import LLMWriter, TemplateWriter, WriterError, WriterRequest, decisive_sentence, parse_draft
-from tests.fake_openai import FakeOpenAI
+from tests.fake_openai import HANG, FakeOpenAI
 
 EVIDENCE = [
     Evidence("E1", "Reconexión fibra\nCuánto cuesta\n\nLa reconexión cuesta Bs. 350,00. Se hace en 4 horas."),
@@ -58,7 +58,14 @@ def test_model_failures_and_garbage_raise_writer_error(step):
 
 
 def test_a_timeout_is_a_writer_error():
-    # Nothing listens on this port for long enough: connection refused is the client's error too.
+    with FakeOpenAI() as fake:
+        fake.chat_script = [HANG]
+        writer = LLMWriter(api_key="k", base_url=fake.base_url, model="m", timeout=0.3)
+        with pytest.raises(WriterError, match="Timeout"):
+            writer.write(request())
+
+
+def test_an_unreachable_server_is_a_writer_error():
     writer = LLMWriter(api_key="k", base_url="http://127.0.0.1:9/v1", model="m", timeout=0.5)
     with pytest.raises(WriterError, match="model call failed"):
         writer.write(request())
