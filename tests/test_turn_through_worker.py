@@ -47,7 +47,6 @@ def redis_celery():
         output, _ = worker.communicate(timeout=30)
         print(output)  # shown by pytest when the test fails
         app.conf.update(saved)
-        app.pool.force_close_all()
 
 
 @pytest.mark.broker
