@@ -13,6 +13,7 @@ import unicodedata
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from bot.llm import ModelCallError, openai_client, structured_completion
 from bot.prompt import PROMPT_VERSION, RESPONSE_SCHEMA, build_messages
 
 
@@ -56,34 +57,19 @@ class LLMWriter:
     prompt_version = PROMPT_VERSION
 
     def __init__(self, *, api_key: str, base_url: str | None, model: str, timeout: float):
-        from openai import OpenAI
-
         # One attempt per call: the turn decides about the single retry, so outages do not multiply load.
-        self._client = OpenAI(api_key=api_key or "not-needed", base_url=base_url or None, timeout=timeout,
-                              max_retries=0)
+        self._client = openai_client(api_key=api_key, base_url=base_url, timeout=timeout)
         self.model = model
         self.name = model
 
     def write(self, request, *, problems=None, previous=None) -> Draft:
-        from openai import OpenAIError
-
         messages = build_messages(query=request.query, evidence=request.evidence, language=request.language,
                                   history=request.history, problems=problems, previous=previous)
         try:
-            completion = self._client.chat.completions.create(
-                model=self.model,
-                messages=messages,
-                temperature=0,
-                response_format={
-                    "type": "json_schema",
-                    "json_schema": {"name": "billing_reply", "strict": True, "schema": RESPONSE_SCHEMA},
-                },
-            )
-        except OpenAIError as exc:
-            raise WriterError(f"model call failed: {type(exc).__name__}: {exc}") from exc
-        choice = completion.choices[0] if completion.choices else None
-        raw = (choice.message.content or "") if choice else ""
-        usage = completion.usage.model_dump() if completion.usage else {}
+            raw, usage = structured_completion(self._client, model=self.model, messages=messages,
+                                               schema_name="billing_reply", schema=RESPONSE_SCHEMA)
+        except ModelCallError as exc:
+            raise WriterError(f"model call failed: {exc}") from exc
         return parse_draft(raw, usage=usage)
 
 

@@ -159,6 +159,7 @@ OPENAI_API_KEY = env("OPENAI_API_KEY")
 OPENAI_BASE_URL = env("OPENAI_BASE_URL")
 OPENAI_MODEL = env("OPENAI_MODEL", "gpt-4o-mini")
 OPENAI_TIMEOUT_S = env_float("OPENAI_TIMEOUT_S", 20.0)
+JUDGE_MODEL = env("JUDGE_MODEL")  # the faithfulness judge's model; empty = OPENAI_MODEL
 
 # Billing API
 BILLING_API_BASE_URL = env("BILLING_API_BASE_URL")  # empty: the bundled simulator at /sim/billing/
