@@ -53,6 +53,7 @@ bench: install-dev
 	$(BIN)/python bench/billing.py
 	$(BIN)/python bench/webhook.py
 	$(BIN)/python bench/turn.py
+	$(BIN)/python bench/traces.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .coverage

@@ -1,6 +1,36 @@
 """One Trace row per bot turn — answered, escalated or silenced — with everything needed to review it."""
 
+from django.conf import settings
 from django.db import models
+
+# Stages where a first upstream failure can start (open coding and taxonomy share them).
+STAGES = ["routing", "retrieval", "pruning", "billing", "generation", "verification", "humanizer", "other"]
+STAGE_CHOICES = [(stage, stage) for stage in STAGES]
+
+
+class VerdictOf(models.Func):
+    """The verifier verdict of a turn from its attempts: grounded at once, rewritten into grounded, or ungrounded.
+
+    Immutable SQL on the jsonb column, so it can back a stored generated column: no code path that writes a
+    Trace (bot/turn.py, imports, the benchmark's COPY) has to remember to fill it.
+    """
+
+    template = (
+        "(CASE WHEN jsonb_typeof(%(expressions)s) <> 'array' OR jsonb_array_length(%(expressions)s) = 0 THEN 'none' "
+        "WHEN (%(expressions)s -> -1 -> 'verdict' ->> 'grounded') = 'true' AND jsonb_array_length(%(expressions)s) = 1 "
+        "THEN 'grounded' "
+        "WHEN (%(expressions)s -> -1 -> 'verdict' ->> 'grounded') = 'true' THEN 'rewritten' "
+        "WHEN jsonb_path_exists(%(expressions)s, '$[*].verdict') THEN 'ungrounded' "
+        "ELSE 'none' END)"
+    )
+    output_field = models.CharField(max_length=10)
+
+
+class HasDerived(models.Func):
+    """Whether any verifier verdict of the turn accepted a derived number (e.g. a sum of two facts)."""
+
+    template = "jsonb_path_exists(%(expressions)s, '$[*].verdict.derived[*]')"
+    output_field = models.BooleanField()
 
 
 class Trace(models.Model):
@@ -37,9 +67,131 @@ class Trace(models.Model):
     total_ms = models.FloatField(default=0)
     token_usage = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    # Derived by PostgreSQL from `attempts`: filterable and indexed without any writer filling them.
+    verdict = models.GeneratedField(expression=VerdictOf("attempts"), output_field=models.CharField(max_length=10),
+                                    db_persist=True)
+    has_derived = models.GeneratedField(expression=HasDerived("attempts"), output_field=models.BooleanField(),
+                                        db_persist=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+        # Every browser filter is an equality followed by the keyset order (created_at, id): one composite index
+        # per filter column lets PostgreSQL read the first page straight off the index.
+        indexes = [
+            models.Index(fields=["-created_at", "-id"], name="trace_keyset"),
+            models.Index(fields=["outcome", "-created_at", "-id"], name="trace_outcome_keyset"),
+            models.Index(fields=["escalation_reason", "-created_at", "-id"], name="trace_reason_keyset"),
+            models.Index(fields=["route", "-created_at", "-id"], name="trace_route_keyset"),
+            models.Index(fields=["language", "-created_at", "-id"], name="trace_language_keyset"),
+            models.Index(fields=["channel", "-created_at", "-id"], name="trace_channel_keyset"),
+            models.Index(fields=["verdict", "-created_at", "-id"], name="trace_verdict_keyset"),
+            models.Index(fields=["prompt_version", "-created_at", "-id"], name="trace_prompt_keyset"),
+            models.Index(fields=["index_version", "-created_at", "-id"], name="trace_index_keyset"),
+            models.Index(fields=["model", "-created_at", "-id"], name="trace_model_keyset"),
+            models.Index(fields=["-created_at", "-id"], condition=models.Q(has_derived=True),
+                         name="trace_derived_keyset"),
+            models.Index(fields=["total_ms"], name="trace_total_ms"),
+        ]
+
+    def __str__(self):
+        return f"trace {self.pk} ({self.outcome})"
+
+
+class ReviewSession(models.Model):
+    """A reproducible uniform draw of traces from a window (plus tagged extras) that analysts open-code."""
+
+    name = models.CharField(max_length=200)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+    window_start = models.DateTimeField()
+    window_end = models.DateTimeField()
+    filters = models.JSONField(default=dict, blank=True)
+    seed = models.BigIntegerField()
+    requested_size = models.PositiveIntegerField()
 
     class Meta:
         ordering = ["-created_at", "-pk"]
 
     def __str__(self):
-        return f"trace {self.pk} ({self.outcome})"
+        return f"session {self.pk} {self.name}"
+
+
+class SessionTrace(models.Model):
+    """A trace in a session, with where it came from; a trace enters a session once."""
+
+    class Source(models.TextChoices):
+        UNIFORM = "uniform", "Uniform sample"
+        VERIFIED_WRONG = "verified_wrong", "Verified wrong by an agent"
+        COMPLAINT = "complaint", "Complaint"
+
+    session = models.ForeignKey(ReviewSession, on_delete=models.CASCADE, related_name="items")
+    trace = models.ForeignKey(Trace, on_delete=models.CASCADE, related_name="session_items")
+    source = models.CharField(max_length=20, choices=Source.choices)
+    position = models.PositiveIntegerField()
+
+    class Meta:
+        ordering = ["session", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["session", "trace"], name="session_trace_once"),
+        ]
+        indexes = [models.Index(fields=["trace", "source"], name="session_trace_source")]
+
+
+class FailureClass(models.Model):
+    """An axial-coding class of first upstream failures in one session; merged classes point at the survivor."""
+
+    session = models.ForeignKey(ReviewSession, on_delete=models.CASCADE, related_name="failure_classes")
+    name = models.CharField(max_length=120)
+    definition = models.CharField(max_length=300)
+    stage = models.CharField(max_length=20, choices=STAGE_CHOICES)
+    merged_into = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="merged")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name", "pk"]
+
+    def __str__(self):
+        return self.name
+
+
+class FailureClassEvent(models.Model):
+    """History of a class: created, renamed, merged, notes assigned."""
+
+    failure_class = models.ForeignKey(FailureClass, on_delete=models.CASCADE, related_name="events")
+    kind = models.CharField(max_length=20)
+    detail = models.JSONField(default=dict, blank=True)
+    actor = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["created_at", "pk"]
+
+
+class ReviewNote(models.Model):
+    """One analyst's open code for one trace in a session: pass, fail (with the first upstream failure) or defer."""
+
+    class Verdict(models.TextChoices):
+        PASS = "pass", "Pass"
+        FAIL = "fail", "Fail"
+        DEFER = "defer", "Defer"
+
+    session = models.ForeignKey(ReviewSession, on_delete=models.CASCADE, related_name="notes")
+    trace = models.ForeignKey(Trace, on_delete=models.CASCADE, related_name="review_notes")
+    author = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    verdict = models.CharField(max_length=10, choices=Verdict.choices)
+    first_failure = models.CharField(max_length=400, blank=True)
+    stage = models.CharField(max_length=20, choices=STAGE_CHOICES, blank=True)
+    model_faithful = models.BooleanField(null=True, blank=True,
+                                         help_text="Was the model faithful to the context it was given?")
+    failure_class = models.ForeignKey(FailureClass, null=True, blank=True, on_delete=models.SET_NULL,
+                                      related_name="notes")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["created_at", "pk"]
+        constraints = [
+            models.UniqueConstraint(fields=["session", "trace", "author"], name="one_note_per_analyst"),
+        ]
+        indexes = [models.Index(fields=["trace"], name="review_note_trace"),
+                   models.Index(fields=["failure_class"], name="review_note_class")]

@@ -1,10 +1,22 @@
-"""Read-only trace pages (the full browser with filters comes with the review tools)."""
+"""Trace browser, export, review sessions (open coding) and the taxonomy page (axial coding)."""
 
+import csv
+import datetime as dt
+import json
+
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.shortcuts import get_object_or_404, render
+from django.http import Http404, QueryDict, StreamingHttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils import timezone
+from django.utils.html import escape
+from django.utils.safestring import mark_safe
+from django.views.decorators.http import require_POST
 
-from traces.models import Trace
+from traces import selectors, services
+from traces.models import STAGES, FailureClass, FailureClassEvent, ReviewNote, ReviewSession, SessionTrace, Trace
+from traces.taxonomy import bars, saturation
 
 
 def _may_read_traces(user) -> bool:
@@ -12,19 +24,78 @@ def _may_read_traces(user) -> bool:
     return user.has_perm("desk.review_traces") or user.has_perm("desk.use_desk")
 
 
+def _require_reviewer(user) -> None:
+    if not user.has_perm("desk.review_traces"):
+        raise PermissionDenied
+
+
+def access_session(user, session_id: int) -> ReviewSession:
+    """Return the session if this user may review it."""
+    _require_reviewer(user)
+    return get_object_or_404(ReviewSession, pk=session_id)
+
+
 @login_required
 def trace_list(request):
-    """List the latest traces, newest first (keyset on id)."""
+    """List traces newest first with the browser's filters, keyset-paginated on (created_at, id)."""
     if not _may_read_traces(request.user):
         raise PermissionDenied
-    traces = Trace.objects.select_related("conversation__contact").order_by("-pk")
-    before = request.GET.get("before")
-    if before and before.isdigit():
-        traces = traces.filter(pk__lt=int(before))
-    page = list(traces[:50])
+    filters = selectors.parse_trace_filters(request.GET)
+    page, next_cursor = selectors.trace_page(filters=filters, after=request.GET.get("after", ""))
+    query = QueryDict(mutable=True)
+    query.update(filters.to_query())
+    next_query = query.copy()
+    if next_cursor:
+        next_query["after"] = next_cursor
     return render(request, "traces/trace_list.html", {
-        "traces": page, "next_before": page[-1].pk if len(page) == 50 else None,
+        "traces": page, "filters": filters, "params": request.GET, "choices": selectors.filter_choices(),
+        "stages": STAGES, "filter_query": query.urlencode(),
+        "next_query": next_query.urlencode() if next_cursor else "",
+        "may_review": request.user.has_perm("desk.review_traces"),
     })
+
+
+EXPORT_COLUMNS = ["id", "created_at", "channel", "language", "route", "routing_rule", "outcome", "escalation_reason",
+                  "verdict", "has_derived", "prompt_version", "model", "index_version", "total_ms", "query",
+                  "final_text", "conversation_id", "provider_message_id"]
+
+
+def _export_rows(filters):
+    traces = selectors.traces_filtered(filters=filters).values_list(*EXPORT_COLUMNS)
+    for row in traces.iterator(chunk_size=2000):
+        record = dict(zip(EXPORT_COLUMNS, row))
+        record["created_at"] = record["created_at"].isoformat()
+        yield record
+
+
+class _Echo:
+    def write(self, value):
+        return value
+
+
+@login_required
+def trace_export(request, fmt):
+    """Stream the traces of the current filter as JSONL or CSV."""
+    _require_reviewer(request.user)
+    if fmt not in ("jsonl", "csv"):
+        raise Http404("Export as jsonl or csv.")
+    filters = selectors.parse_trace_filters(request.GET)
+    stamp = timezone.now().strftime("%Y%m%d-%H%M%S")
+    if fmt == "jsonl":
+        body = (json.dumps(record, ensure_ascii=False) + "\n" for record in _export_rows(filters))
+        response = StreamingHttpResponse(body, content_type="application/x-ndjson")
+    else:
+        writer = csv.writer(_Echo())
+        body = (writer.writerow(row) for row in _rows_with_header(_export_rows(filters), writer))
+        response = StreamingHttpResponse(body, content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="traces-{stamp}.{fmt}"'
+    return response
+
+
+def _rows_with_header(records, writer):
+    yield EXPORT_COLUMNS
+    for record in records:
+        yield [record[c] for c in EXPORT_COLUMNS]
 
 
 @login_required
@@ -32,9 +103,180 @@ def trace_detail(request, trace_id):
     """Show one turn: route, retrieval table, billing calls, evidence, writer attempts, final text, latency."""
     if not _may_read_traces(request.user):
         raise PermissionDenied
-    trace = get_object_or_404(Trace.objects.select_related("conversation__contact", "message"), pk=trace_id)
+    trace = get_object_or_404(Trace.objects.select_related("conversation__contact", "message", "reply"), pk=trace_id)
     stages = [{"name": name, "ms": ms} for name, ms in trace.latency_ms.items()]
     longest = max((s["ms"] for s in stages), default=0) or 1
     for stage in stages:
         stage["width"] = max(1, round(100 * stage["ms"] / longest))
-    return render(request, "traces/trace_detail.html", {"trace": trace, "stages": stages})
+    attempts = [{**attempt, "highlighted": _highlight(attempt.get("raw") or attempt.get("reply") or "",
+                                                       (attempt.get("verdict") or {}).get("problems", []))}
+                for attempt in trace.attempts]
+    notes = []
+    if request.user.has_perm("desk.review_traces"):
+        notes = list(trace.review_notes.select_related("author", "failure_class", "session"))
+    return render(request, "traces/trace_detail.html", {"trace": trace, "stages": stages, "notes": notes,
+                                                        "attempts": attempts})
+
+
+def _highlight(text: str, problems: list[dict]) -> str:
+    """Return the attempt's text, escaped, with every number the verifier refused wrapped in <mark>."""
+    html = str(escape(text))
+    for token in sorted({str(p.get("token")) for p in problems if p.get("token")}, key=len, reverse=True):
+        safe = str(escape(token))
+        html = html.replace(safe, f'<mark class="bad">{safe}</mark>')
+    return mark_safe(html)  # noqa: S308 - built from escaped text only
+
+
+# --- review sessions ---------------------------------------------------------------------------------------------
+
+
+@login_required
+def session_list(request):
+    """List review sessions and offer a new uniform draw (defaults: 30 traces from the last 7 days)."""
+    _require_reviewer(request.user)
+    if request.method == "POST":
+        return _session_create(request)
+    today = timezone.localdate()
+    return render(request, "traces/session_list.html", {
+        "sessions": ReviewSession.objects.all()[:100],
+        "default_since": (today - dt.timedelta(days=7)).isoformat(), "default_until": today.isoformat(),
+        "filters": selectors.parse_trace_filters(request.GET).to_query(),
+    })
+
+
+def _session_create(request):
+    filters = selectors.parse_trace_filters(request.POST)
+    seed = request.POST.get("seed", "").strip()
+    try:
+        size = int(request.POST.get("size") or 30)
+        if filters.since is None or filters.until is None:
+            raise services.ReviewError("Give the window's first and last day.")
+        session = services.review_session_create(
+            name=request.POST.get("name", "").strip(), window_start=filters.since, window_end=filters.until,
+            size=size, filters=filters.to_query(), seed=int(seed) if seed.lstrip("-").isdigit() else None,
+            created_by=request.user)
+    except (services.ReviewError, ValueError) as error:
+        messages.error(request, str(error))
+        return redirect("traces:sessions")
+    if request.POST.get("add_verified_wrong"):
+        services.review_session_add_verified_wrong(session=session)
+    return redirect("traces:session", session.pk)
+
+
+@login_required
+def session_detail(request, session_id):
+    """Show a session's traces with this analyst's progress and the saturation hint."""
+    session = access_session(request.user, session_id)
+    items = list(selectors.session_items(session=session))
+    mine = {n.trace_id: n for n in session.notes.filter(author=request.user)}
+    for item in items:
+        item.my_note = mine.get(item.trace_id)
+    done = sum(1 for item in items if item.my_note and item.my_note.verdict != ReviewNote.Verdict.DEFER)
+    return render(request, "traces/session_detail.html", {
+        "session": session, "items": items, "done": done, "total": len(items),
+        "saturation": _saturation(session), "first_open": next((i for i in items if not i.my_note), None),
+    })
+
+
+def _saturation(session):
+    first_note_of_class = {}
+    flags = []
+    for note in session.notes.filter(failure_class__isnull=False).order_by("updated_at", "pk"):
+        flags.append(note.failure_class_id not in first_note_of_class)
+        first_note_of_class.setdefault(note.failure_class_id, note.pk)
+    return saturation(flags)
+
+
+@login_required
+@require_POST
+def session_add_verified_wrong(request, session_id):
+    """Append the window's 'verified wrong' traces to the session, tagged as such."""
+    session = access_session(request.user, session_id)
+    added = services.review_session_add_verified_wrong(session=session)
+    messages.info(request, f"{added} verified-wrong trace(s) added.")
+    return redirect("traces:session", session.pk)
+
+
+@login_required
+def session_review(request, session_id, position):
+    """Review one trace of the session: read it, then pass / fail (first upstream failure + stage) / defer."""
+    session = access_session(request.user, session_id)
+    item = get_object_or_404(SessionTrace.objects.select_related("trace"), session=session, position=position)
+    note = ReviewNote.objects.filter(session=session, trace=item.trace, author=request.user).first()
+    positions = list(session.items.values_list("position", flat=True))
+    index = positions.index(position)
+    previous_position = positions[index - 1] if index > 0 else None
+    next_position = positions[index + 1] if index + 1 < len(positions) else None
+    error = ""
+    if request.method == "POST":
+        faithful = {"yes": True, "no": False}.get(request.POST.get("model_faithful", ""))
+        try:
+            services.review_note_save(session=session, trace=item.trace, author=request.user,
+                                      verdict=request.POST.get("verdict", ""),
+                                      first_failure=request.POST.get("first_failure", ""),
+                                      stage=request.POST.get("stage", ""), model_faithful=faithful)
+        except services.ReviewError as failure:
+            error = str(failure)
+        else:
+            if next_position is not None:
+                return redirect("traces:review", session.pk, next_position)
+            return redirect("traces:session", session.pk)
+    done = session.notes.filter(author=request.user).exclude(verdict=ReviewNote.Verdict.DEFER).count()
+    return render(request, "traces/session_review.html", {
+        "session": session, "item": item, "trace": item.trace, "note": note, "stages": STAGES, "error": error,
+        "previous_position": previous_position, "next_position": next_position, "done": done,
+        "total": len(positions), "number": index + 1, "form": request.POST if error else None,
+    }, status=400 if error else 200)
+
+
+# --- taxonomy ----------------------------------------------------------------------------------------------------
+
+
+@login_required
+def session_taxonomy(request, session_id):
+    """Group a session's failure notes into classes; counts by class and stage with an SVG bar chart."""
+    session = access_session(request.user, session_id)
+    if request.method == "POST":
+        _taxonomy_action(request, session)
+        return redirect("traces:taxonomy", session.pk)
+    summary, classes = selectors.session_taxonomy(session=session)
+    class_counts = [(classes[pk].name if pk else "(unassigned)", count) for pk, count in summary.by_class]
+    live = [c for c in classes.values() if c.merged_into_id is None]
+    merged = [c for c in classes.values() if c.merged_into_id is not None]
+    notes = session.notes.filter(verdict=ReviewNote.Verdict.FAIL).select_related("author", "failure_class", "trace")
+    return render(request, "traces/taxonomy.html", {
+        "session": session, "summary": summary, "live_classes": sorted(live, key=lambda c: c.name.lower()),
+        "merged_classes": merged, "notes": notes, "stages": STAGES,
+        "class_bars": bars(class_counts), "stage_bars": bars(summary.by_stage),
+        "class_chart_height": 22 * max(1, len(class_counts)), "stage_chart_height": 22 * max(1, len(summary.by_stage)),
+        "class_ids": {classes[pk].name if pk else "(unassigned)": pk for pk, _ in summary.by_class},
+        "retrieval_share": round(100 * summary.share(summary.retrieval_failures)),
+        "generation_share": round(100 * summary.share(summary.generation_failures)),
+        "events": FailureClassEvent.objects.filter(failure_class__session=session)
+        .select_related("failure_class", "actor").order_by("-created_at", "-pk")[:50],
+    })
+
+
+def _taxonomy_action(request, session):
+    action = request.POST.get("action")
+    try:
+        if action == "create":
+            services.failure_class_create(session=session, name=request.POST.get("name", ""),
+                                          definition=request.POST.get("definition", ""),
+                                          stage=request.POST.get("stage", ""), actor=request.user)
+        elif action == "assign":
+            raw = request.POST.get("failure_class", "")
+            target = get_object_or_404(FailureClass, pk=int(raw), session=session) if raw.isdigit() else None
+            note_ids = [int(v) for v in request.POST.getlist("notes") if v.isdigit()]
+            services.review_notes_assign(session=session, note_ids=note_ids, failure_class=target,
+                                         actor=request.user)
+        elif action == "rename":
+            target = get_object_or_404(FailureClass, pk=request.POST.get("failure_class"), session=session)
+            services.failure_class_rename(failure_class=target, name=request.POST.get("name", ""),
+                                          definition=request.POST.get("definition", ""), actor=request.user)
+        elif action == "merge":
+            source = get_object_or_404(FailureClass, pk=request.POST.get("source"), session=session)
+            target = get_object_or_404(FailureClass, pk=request.POST.get("target"), session=session)
+            services.failure_class_merge(source=source, target=target, actor=request.user)
+    except (services.ReviewError, ValueError) as error:
+        messages.error(request, str(error))

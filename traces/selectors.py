@@ -1,0 +1,194 @@
+"""Reads for trace review: the filtered trace list with keyset pagination, sessions, notes and taxonomy."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import asdict, dataclass
+
+from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.utils import timezone
+from django.utils.dateparse import parse_date, parse_datetime
+
+from desk.models import Message
+from traces.models import FailureClass, ReviewNote, ReviewSession, SessionTrace, Trace
+from traces.taxonomy import CodedNote, summarize
+
+PAGE_SIZE = 50
+VERDICTS = ["grounded", "rewritten", "ungrounded", "none"]
+
+
+@dataclass(frozen=True)
+class TraceFilters:
+    """The browser's filters as typed values; empty means 'any'."""
+
+    since: dt.datetime | None = None
+    until: dt.datetime | None = None
+    outcome: str = ""
+    escalation_reason: str = ""
+    route: str = ""
+    language: str = ""
+    channel: str = ""
+    verdict: str = ""
+    derived: bool | None = None
+    prompt_version: str = ""
+    index_version: int | None = None
+    model: str = ""
+    has_note: bool | None = None
+    failure_class: int | None = None
+    complaint_sourced: bool | None = None
+    verified_wrong: bool | None = None
+    latency_above: float | None = None
+
+    def to_query(self) -> dict[str, str]:
+        """Return the non-empty filters as query-string values (for links, sessions and export)."""
+        query = {}
+        for name, value in asdict(self).items():
+            if value is None or value == "":
+                continue
+            if isinstance(value, bool):
+                value = "yes" if value else "no"
+            elif isinstance(value, dt.datetime):
+                value = value.isoformat()
+            query[name] = str(value)
+        return query
+
+
+def _when(raw: str, *, end: bool) -> dt.datetime | None:
+    raw = (raw or "").strip()
+    if not raw:
+        return None
+    try:
+        day = parse_date(raw) if len(raw) == 10 else None
+        moment = None if day else parse_datetime(raw)
+    except ValueError:
+        return None
+    if day is not None:
+        # A bare date as the end of a range includes that whole day.
+        moment = dt.datetime.combine(day + dt.timedelta(days=1) if end else day, dt.time.min)
+    if moment is None:
+        return None
+    if timezone.is_naive(moment):
+        moment = timezone.make_aware(moment)
+    return moment
+
+
+def _yes_no(raw: str) -> bool | None:
+    return {"yes": True, "1": True, "true": True, "no": False, "0": False, "false": False}.get((raw or "").lower())
+
+
+def _int(raw: str) -> int | None:
+    raw = (raw or "").strip()
+    return int(raw) if raw.lstrip("-").isdigit() else None
+
+
+def _float(raw: str) -> float | None:
+    try:
+        return float(raw) if raw not in (None, "") else None
+    except ValueError:
+        return None
+
+
+def parse_trace_filters(params) -> TraceFilters:
+    """Return the filters from a query dict (GET or a session's stored filters); unknown values are ignored."""
+    get = lambda name: (params.get(name) or "").strip()  # noqa: E731
+    verdict = get("verdict")
+    return TraceFilters(
+        since=_when(get("since"), end=False), until=_when(get("until"), end=True),
+        outcome=get("outcome") if get("outcome") in Trace.Outcome.values else "",
+        escalation_reason=get("escalation_reason"), route=get("route"), language=get("language"),
+        channel=get("channel"), verdict=verdict if verdict in VERDICTS else "", derived=_yes_no(get("derived")),
+        prompt_version=get("prompt_version"), index_version=_int(get("index_version")), model=get("model"),
+        has_note=_yes_no(get("has_note")), failure_class=_int(get("failure_class")),
+        complaint_sourced=_yes_no(get("complaint_sourced")), verified_wrong=_yes_no(get("verified_wrong")),
+        latency_above=_float(get("latency_above")),
+    )
+
+
+def traces_filtered(*, filters: TraceFilters) -> QuerySet[Trace]:
+    """Return the traces matching the filters, newest first on (created_at, id)."""
+    traces = Trace.objects.all()
+    if filters.since:
+        traces = traces.filter(created_at__gte=filters.since)
+    if filters.until:
+        traces = traces.filter(created_at__lt=filters.until)
+    for name in ("outcome", "escalation_reason", "route", "language", "channel", "verdict", "prompt_version",
+                 "model"):
+        value = getattr(filters, name)
+        if value:
+            traces = traces.filter(**{name: value})
+    if filters.index_version is not None:
+        traces = traces.filter(index_version=filters.index_version)
+    if filters.derived is not None:
+        traces = traces.filter(has_derived=filters.derived)
+    if filters.latency_above is not None:
+        traces = traces.filter(total_ms__gt=filters.latency_above)
+    if filters.has_note is not None:
+        noted = Exists(ReviewNote.objects.filter(trace=OuterRef("pk")))
+        traces = traces.filter(noted if filters.has_note else ~noted)
+    if filters.failure_class is not None:
+        # A merged class's notes count for the class it was merged into.
+        classes = [filters.failure_class, *FailureClass.objects.filter(merged_into_id=filters.failure_class)
+                   .values_list("pk", flat=True)]
+        traces = traces.filter(Exists(ReviewNote.objects.filter(trace=OuterRef("pk"), failure_class_id__in=classes)))
+    if filters.complaint_sourced is not None:
+        tagged = Exists(SessionTrace.objects.filter(trace=OuterRef("pk")).exclude(source=SessionTrace.Source.UNIFORM))
+        traces = traces.filter(tagged if filters.complaint_sourced else ~tagged)
+    if filters.verified_wrong is not None:
+        # Marked answers are rare: hand the planner their ids as a list, so "yes" probes the unique reply_id index
+        # and "no" becomes a per-row hashed NOT IN on the keyset scan (a join or EXISTS picks far worse plans).
+        wrong_replies = list(Message.objects.filter(verified_wrong_at__isnull=False).values_list("pk", flat=True))
+        if filters.verified_wrong:
+            traces = traces.filter(reply_id__in=wrong_replies)
+        elif wrong_replies:
+            traces = traces.exclude(reply_id__in=wrong_replies)
+    return traces.order_by("-created_at", "-pk")
+
+
+def encode_cursor(trace: Trace) -> str:
+    return f"{trace.created_at.isoformat()}_{trace.pk}"
+
+
+def decode_cursor(raw: str) -> tuple[dt.datetime, int] | None:
+    moment, _, pk = (raw or "").rpartition("_")
+    when = parse_datetime(moment) if moment else None
+    if when is None or not pk.isdigit():
+        return None
+    return when, int(pk)
+
+
+def trace_page(*, filters: TraceFilters, after: str = "", size: int = PAGE_SIZE) -> tuple[list[Trace], str | None]:
+    """Return one page of filtered traces older than the cursor, and the cursor of the next page."""
+    traces = traces_filtered(filters=filters).select_related("conversation")
+    cursor = decode_cursor(after)
+    if cursor:
+        when, pk = cursor
+        traces = traces.filter(Q(created_at__lt=when) | Q(created_at=when, pk__lt=pk))
+    page = list(traces.defer("retrieval", "tool_calls", "evidence", "attempts", "humanizer", "citations",
+                             "token_usage")[:size + 1])
+    more = len(page) > size
+    page = page[:size]
+    return page, encode_cursor(page[-1]) if more else None
+
+
+def filter_choices() -> dict[str, list]:
+    """Return the known values for the select filters (small, distinct columns)."""
+    return {
+        "outcomes": Trace.Outcome.values,
+        "verdicts": VERDICTS,
+        "failure_classes": list(FailureClass.objects.filter(merged_into__isnull=True)
+                                .select_related("session").order_by("session_id", "name")),
+    }
+
+
+def session_items(*, session: ReviewSession) -> QuerySet[SessionTrace]:
+    return session.items.select_related("trace").order_by("position")
+
+
+def session_taxonomy(*, session: ReviewSession):
+    """Return the taxonomy summary of a session's notes (merges followed) and the live classes by id."""
+    classes = {c.pk: c for c in session.failure_classes.all()}
+    merged_into = {pk: c.merged_into_id for pk, c in classes.items()}
+    notes = [CodedNote(verdict=n.verdict, stage=n.stage, class_id=n.failure_class_id, model_faithful=n.model_faithful)
+             for n in session.notes.all()]
+    return summarize(notes, merged_into), classes
+

@@ -1,0 +1,148 @@
+"""Writes for trace review: sessions, notes, failure classes (each with its audit event)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import secrets
+
+from django.db import transaction
+from django.db.models import Max
+
+from traces.models import STAGES, FailureClass, FailureClassEvent, ReviewNote, ReviewSession, SessionTrace, Trace
+from traces.sampling import append_tagged, draw_uniform
+from traces.selectors import TraceFilters, parse_trace_filters, traces_filtered
+
+
+class ReviewError(ValueError):
+    """A review write that the rules refuse (shown to the analyst as is)."""
+
+
+def _window_population(*, window_start: dt.datetime, window_end: dt.datetime, filters: dict) -> list[int]:
+    parsed = parse_trace_filters(filters)
+    # The session's window overrides any date range in the filters.
+    parsed = TraceFilters(**{**parsed.__dict__, "since": window_start, "until": window_end})
+    return list(traces_filtered(filters=parsed).order_by().values_list("pk", flat=True))
+
+
+@transaction.atomic
+def review_session_create(*, name: str, window_start: dt.datetime, window_end: dt.datetime, size: int,
+                          filters: dict | None = None, seed: int | None = None, created_by=None) -> ReviewSession:
+    """Create a session with `size` traces drawn uniformly from the window; the seed is recorded for replay."""
+    if size < 1:
+        raise ReviewError("A session needs at least one trace.")
+    if window_end <= window_start:
+        raise ReviewError("The window must end after it starts.")
+    filters = {k: v for k, v in (filters or {}).items() if v not in ("", None) and k not in ("since", "until")}
+    seed = secrets.randbelow(2**31) if seed is None else seed
+    draw = draw_uniform(population_ids=_window_population(window_start=window_start, window_end=window_end,
+                                                          filters=filters), size=size, seed=seed)
+    session = ReviewSession.objects.create(name=name or f"Sample of {size}", window_start=window_start,
+                                           window_end=window_end, filters=filters, seed=seed, requested_size=size,
+                                           created_by=created_by)
+    SessionTrace.objects.bulk_create(
+        SessionTrace(session=session, trace_id=trace_id, source=SessionTrace.Source.UNIFORM, position=i)
+        for i, trace_id in enumerate(draw.trace_ids, start=1))
+    return session
+
+
+@transaction.atomic
+def review_session_add_verified_wrong(*, session: ReviewSession, limit: int = 100) -> int:
+    """Append the window's traces whose reply an agent marked verified wrong, tagged as such; return how many."""
+    session = ReviewSession.objects.select_for_update().get(pk=session.pk)
+    candidates = (Trace.objects.filter(created_at__gte=session.window_start, created_at__lt=session.window_end,
+                                       reply__verified_wrong_at__isnull=False)
+                  .order_by("reply__verified_wrong_at", "pk").values_list("pk", flat=True)[:limit])
+    existing = list(session.items.values_list("trace_id", flat=True))
+    added = append_tagged(existing=existing, candidates=candidates)
+    start = (session.items.aggregate(last=Max("position"))["last"] or 0) + 1
+    SessionTrace.objects.bulk_create(
+        SessionTrace(session=session, trace_id=trace_id, source=SessionTrace.Source.VERIFIED_WRONG, position=i)
+        for i, trace_id in enumerate(added, start=start))
+    return len(added)
+
+
+@transaction.atomic
+def review_note_save(*, session: ReviewSession, trace: Trace, author, verdict: str, first_failure: str = "",
+                     stage: str = "", model_faithful: bool | None = None) -> ReviewNote:
+    """Record (or replace) this analyst's note on a trace of the session."""
+    if not session.items.filter(trace=trace).exists():
+        raise ReviewError("This trace is not in the session.")
+    if verdict not in ReviewNote.Verdict.values:
+        raise ReviewError("Choose pass, fail or defer.")
+    first_failure = " ".join(first_failure.split())
+    if verdict == ReviewNote.Verdict.FAIL:
+        if not first_failure:
+            raise ReviewError("Write one sentence about the first upstream failure.")
+        if stage not in STAGES:
+            raise ReviewError("Choose the stage where the failure starts.")
+    else:
+        first_failure, stage = "", ""
+    note, _ = ReviewNote.objects.update_or_create(
+        session=session, trace=trace, author=author,
+        defaults={"verdict": verdict, "first_failure": first_failure, "stage": stage,
+                  "model_faithful": model_faithful})
+    return note
+
+
+@transaction.atomic
+def failure_class_create(*, session: ReviewSession, name: str, definition: str, stage: str,
+                         actor=None) -> FailureClass:
+    """Create a failure class in the session."""
+    name, definition = name.strip(), " ".join(definition.split())
+    if not name or not definition:
+        raise ReviewError("A class needs a name and a one-line definition.")
+    if stage not in STAGES:
+        raise ReviewError("Choose the stage where this failure starts.")
+    failure_class = FailureClass.objects.create(session=session, name=name, definition=definition, stage=stage)
+    FailureClassEvent.objects.create(failure_class=failure_class, kind="created", actor=actor,
+                                     detail={"name": name, "definition": definition, "stage": stage})
+    return failure_class
+
+
+@transaction.atomic
+def review_notes_assign(*, session: ReviewSession, note_ids: list[int], failure_class: FailureClass | None,
+                        actor=None) -> int:
+    """Put the session's failure notes in a class (or take them out with None); return how many moved."""
+    if failure_class is not None:
+        if failure_class.session_id != session.pk or failure_class.merged_into_id is not None:
+            raise ReviewError("Assign notes to a live class of this session.")
+    notes = ReviewNote.objects.filter(session=session, pk__in=note_ids, verdict=ReviewNote.Verdict.FAIL)
+    moved = notes.update(failure_class=failure_class)
+    if failure_class is not None and moved:
+        FailureClassEvent.objects.create(failure_class=failure_class, kind="assigned", actor=actor,
+                                         detail={"notes": sorted(note_ids)})
+    return moved
+
+
+@transaction.atomic
+def failure_class_rename(*, failure_class: FailureClass, name: str, definition: str = "", actor=None) -> FailureClass:
+    """Rename a class (and optionally redefine it), keeping the old wording in its history."""
+    name = name.strip()
+    definition = " ".join(definition.split()) or failure_class.definition
+    if not name:
+        raise ReviewError("A class needs a name.")
+    FailureClassEvent.objects.create(failure_class=failure_class, kind="renamed", actor=actor,
+                                     detail={"from": failure_class.name, "to": name,
+                                             "definition_from": failure_class.definition, "definition_to": definition})
+    failure_class.name, failure_class.definition = name, definition
+    failure_class.save(update_fields=["name", "definition"])
+    return failure_class
+
+
+@transaction.atomic
+def failure_class_merge(*, source: FailureClass, target: FailureClass, actor=None) -> FailureClass:
+    """Merge source into target: its notes move, it stays as history pointing at the target."""
+    if source.pk == target.pk or source.session_id != target.session_id:
+        raise ReviewError("Merge two different classes of the same session.")
+    if target.merged_into_id is not None or source.merged_into_id is not None:
+        raise ReviewError("Merge live classes only.")
+    moved = list(source.notes.values_list("pk", flat=True))
+    source.notes.update(failure_class=target)
+    FailureClass.objects.filter(merged_into=source).update(merged_into=target)
+    source.merged_into = target
+    source.save(update_fields=["merged_into"])
+    FailureClassEvent.objects.create(failure_class=target, kind="merged", actor=actor,
+                                     detail={"from": source.pk, "from_name": source.name, "notes": moved})
+    FailureClassEvent.objects.create(failure_class=source, kind="merged_into", actor=actor,
+                                     detail={"into": target.pk, "into_name": target.name})
+    return target
