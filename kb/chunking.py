@@ -82,10 +82,7 @@ def parse_markdown(raw: str, *, source: str, default_slug: str) -> ParsedDocumen
     in_fence = False
 
     def flush():
-        text = _clean("\n".join(lines))
-        if text:
-            path = HEADING_SEPARATOR.join(headings) if headings else (meta.get("title") or title or "")
-            sections.append(ParsedSection(heading_path=path, text=text))
+        _section_close(sections, headings, "\n".join(lines), meta.get("title") or title)
         lines.clear()
 
     for line in body.splitlines():
@@ -129,10 +126,7 @@ def parse_html(raw: str, *, source: str, default_slug: str) -> ParsedDocument:
     paragraphs: list[str] = []
 
     def flush():
-        text = _clean("\n\n".join(paragraphs))
-        if text:
-            path = HEADING_SEPARATOR.join(headings) if headings else (meta.get("title") or title or "")
-            sections.append(ParsedSection(heading_path=path, text=text))
+        _section_close(sections, headings, "\n\n".join(paragraphs), meta.get("title") or title)
         paragraphs.clear()
 
     root = soup.body or soup
@@ -152,6 +146,14 @@ def parse_html(raw: str, *, source: str, default_slug: str) -> ParsedDocument:
             paragraphs.append(("- " if element.name == "li" else "") + text)
     flush()
     return _validated(meta, title, sections, source=source, default_slug=default_slug)
+
+
+def _section_close(sections: list[ParsedSection], headings: list[str], raw: str, title: str | None) -> None:
+    """Append the text gathered under the current headings as a section (text before any ## uses the title)."""
+    text = _clean(raw)
+    if text:
+        path = HEADING_SEPARATOR.join(headings) if headings else (title or "")
+        sections.append(ParsedSection(heading_path=path, text=text))
 
 
 def _clean(text: str) -> str:
