@@ -135,7 +135,12 @@ class Message(models.Model):
             models.UniqueConstraint(fields=["provider_message_id"], condition=Q(provider_message_id__isnull=False),
                                     name="desk_message_unique_provider_id"),
         ]
-        indexes = [models.Index(fields=["conversation", "created_at"], name="desk_msg_conv_created")]
+        indexes = [
+            models.Index(fields=["conversation", "created_at"], name="desk_msg_conv_created"),
+            # Analysts pull "verified wrong" answers into review sessions; few rows, found at once.
+            models.Index(fields=["verified_wrong_at"], condition=Q(verified_wrong_at__isnull=False),
+                         name="desk_msg_verified_wrong"),
+        ]
 
     def __str__(self):
         return f"{self.author} message {self.pk}"
