@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 import time
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import timedelta
 
 from django.conf import settings
@@ -134,10 +134,10 @@ def _decide(recorder, message, conversation, contact, *, writer, billing):
             Contact.objects.filter(pk=contact.pk).update(customer_id=linked)
             contact.customer_id = linked
             query = conversation.pending_query
-            routing = route_message(query, default_language=contact.language)
-            capability = routing.capability or "account_summary"
+            original = route_message(query, default_language=contact.language)
+            capability = original.capability or "account_summary"
+            routing = replace(original, route=Route.ACCOUNT, capability=capability)
             fields.update(query=query, route=Route.ACCOUNT.value, routing_rule="identified; original question")
-            routing = routing.__class__(Route.ACCOUNT, routing.language, capability, routing.rule)
         Conversation.objects.filter(pk=conversation.pk).update(pending_query="")
         conversation.pending_query = ""
 
