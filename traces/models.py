@@ -4,7 +4,7 @@ from django.conf import settings
 from django.db import models
 
 # Stages where a first upstream failure can start (open coding and taxonomy share them).
-STAGES = ["routing", "retrieval", "pruning", "billing", "generation", "verification", "humanizer", "other"]
+STAGES = ["routing", "retrieval", "pruning", "billing", "writing", "verification", "humanizing", "channel"]
 STAGE_CHOICES = [(stage, stage) for stage in STAGES]
 
 

@@ -7,7 +7,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 RETRIEVAL_STAGES = ("retrieval", "pruning")
-GENERATION_STAGES = ("generation",)
+# "Generation" in the headline is the writer: the model that turned the context into the answer.
+GENERATION_STAGES = ("writing",)
 
 
 @dataclass(frozen=True)

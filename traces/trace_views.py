@@ -7,6 +7,7 @@ import json
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
+from django.db.models import Q
 from django.http import Http404, QueryDict, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
@@ -14,6 +15,7 @@ from django.utils.html import escape
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_POST
 
+from desk.models import Message
 from traces import selectors, services
 from traces.models import STAGES, FailureClass, FailureClassEvent, ReviewNote, ReviewSession, SessionTrace, Trace
 from traces.taxonomy import bars, saturation
@@ -115,7 +117,21 @@ def trace_detail(request, trace_id):
     if request.user.has_perm("desk.review_traces"):
         notes = list(trace.review_notes.select_related("author", "failure_class", "session"))
     return render(request, "traces/trace_detail.html", {"trace": trace, "stages": stages, "notes": notes,
-                                                        "attempts": attempts})
+                                                        "attempts": attempts, "context": _conversation_context(trace)})
+
+
+CONTEXT_MESSAGES = 6
+
+
+def _conversation_context(trace: Trace) -> list[Message]:
+    """Return the last few messages of the conversation before the traced inbound message, oldest first."""
+    earlier = Message.objects.filter(conversation_id=trace.conversation_id).exclude(text="")
+    if trace.message is not None:
+        when, pk = trace.message.created_at, trace.message.pk
+        earlier = earlier.filter(Q(created_at__lt=when) | Q(created_at=when, pk__lt=pk))
+    else:
+        earlier = earlier.filter(created_at__lt=trace.created_at)
+    return list(earlier.order_by("-created_at", "-pk")[:CONTEXT_MESSAGES])[::-1]
 
 
 def _highlight(text: str, problems: list[dict]) -> str:

@@ -114,3 +114,24 @@ def test_agents_cannot_open_review_sessions(client, make_staff, week):
     assert client.get(reverse("traces:session", args=[session.pk])).status_code == 403
     assert client.get(reverse("traces:review", args=[session.pk, 1])).status_code == 403
     assert client.get(reverse("traces:taxonomy", args=[session.pk])).status_code == 403
+
+
+def test_the_review_page_has_single_key_shortcuts_and_keeps_the_access_keys(client, make_staff, week):
+    from pathlib import Path
+
+    from django.conf import settings
+
+    start, end, _, _ = week
+    session = services.review_session_create(name="keys", window_start=start, window_end=end, size=3, seed=7)
+    client.force_login(make_staff("ana", "analyst"))
+    html = client.get(reverse("traces:review", args=[session.pk, 2])).content.decode()
+    assert '<script src="/static/js/review.js" defer></script>' in html
+    assert 'accesskey="n" data-shortcut="n" rel="next"' in html and 'accesskey="p" data-shortcut="p" rel="prev"' in html
+    assert 'value="pass" accesskey="s" data-shortcut="s" data-shortcut-submit' in html
+    assert 'value="fail" accesskey="f" data-shortcut="f" data-shortcut-focus="first_failure"' in html
+    assert 'value="defer" accesskey="d" data-shortcut="d" data-shortcut-submit' in html
+    assert 'accesskey="w"' in html
+    first = client.get(reverse("traces:review", args=[session.pk, 1])).content.decode()
+    assert 'data-shortcut="n"' in first and 'data-shortcut="p"' not in first
+    script = (Path(settings.BASE_DIR) / "static" / "js" / "review.js").read_text()
+    assert "data-shortcut" in script and "isContentEditable" in script and "http" not in script

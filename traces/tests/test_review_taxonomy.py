@@ -22,7 +22,7 @@ def coded(make_staff):
     session = services.review_session_create(name="seed", window_start=now - dt.timedelta(days=2),
                                              window_end=now, size=13, seed=11)
     ana = make_staff("ana", "analyst")
-    stages = ["retrieval"] * 5 + ["pruning"] * 2 + ["generation"] * 3 + ["billing", "routing"]
+    stages = ["retrieval"] * 5 + ["pruning"] * 2 + ["writing"] * 3 + ["billing", "routing"]
     faithful = [True] * 7 + [False] * 3 + [True, True]
     items = list(session.items.select_related("trace"))
     for item, stage, ok in zip(items, stages, faithful):
@@ -45,11 +45,11 @@ def test_counts_are_correct_after_merges(coded, client):
                                            definition="The margin prune drops the answer.", stage="pruning")
     invented = services.failure_class_create(session=session, name="Invented number",
                                              definition="The writer states a number not in evidence.",
-                                             stage="generation")
+                                             stage="writing")
     assert services.review_notes_assign(session=session, note_ids=notes_at(session, "retrieval"),
                                         failure_class=ranking, actor=ana) == 5
     services.review_notes_assign(session=session, note_ids=notes_at(session, "pruning"), failure_class=pruned)
-    services.review_notes_assign(session=session, note_ids=notes_at(session, "generation"), failure_class=invented)
+    services.review_notes_assign(session=session, note_ids=notes_at(session, "writing"), failure_class=invented)
     services.failure_class_merge(source=pruned, target=ranking, actor=ana)
     services.failure_class_rename(failure_class=ranking, name="Right chunk lost in retrieval", actor=ana)
 
@@ -91,8 +91,8 @@ def test_the_taxonomy_forms_create_assign_merge_and_rename(coded, client):
 
 def test_a_merged_class_takes_no_more_notes(coded):
     session, _ = coded
-    a = services.failure_class_create(session=session, name="A", definition="a.", stage="other")
-    b = services.failure_class_create(session=session, name="B", definition="b.", stage="other")
+    a = services.failure_class_create(session=session, name="A", definition="a.", stage="channel")
+    b = services.failure_class_create(session=session, name="B", definition="b.", stage="channel")
     services.failure_class_merge(source=a, target=b)
     with pytest.raises(services.ReviewError):
         services.review_notes_assign(session=session, note_ids=notes_at(session, "billing"), failure_class=a)

@@ -9,7 +9,7 @@ def seed_pile():
     """The seed's pile: 12 failures, 7 starting in retrieval, 9 with a faithful model."""
     notes = [CodedNote("fail", "retrieval", 1, True) for _ in range(5)]
     notes += [CodedNote("fail", "pruning", 2, True) for _ in range(2)]
-    notes += [CodedNote("fail", "generation", 3, False) for _ in range(3)]
+    notes += [CodedNote("fail", "writing", 3, False) for _ in range(3)]
     notes += [CodedNote("fail", "billing", 4, True), CodedNote("fail", "routing", None, True)]
     notes += [CodedNote("pass"), CodedNote("defer")]
     return notes
@@ -20,7 +20,7 @@ def test_the_seed_headline_numbers():
     assert summary.failures == 12
     assert (summary.retrieval_failures, summary.generation_failures) == (7, 3)
     assert (summary.model_faithful, summary.model_faithful_known) == (9, 12)
-    assert dict(summary.by_stage) == {"retrieval": 5, "pruning": 2, "generation": 3, "billing": 1, "routing": 1}
+    assert dict(summary.by_stage) == {"retrieval": 5, "pruning": 2, "writing": 3, "billing": 1, "routing": 1}
     assert summary.share(7) == pytest.approx(7 / 12)
 
 
@@ -40,7 +40,7 @@ def test_resolve_class_stops_on_a_cycle():
 
 
 def test_bars_scale_to_the_longest():
-    laid_out = bars([("retrieval", 7), ("generation", 3), ("other", 0)], max_width=140)
+    laid_out = bars([("retrieval", 7), ("writing", 3), ("other", 0)], max_width=140)
     assert [(b.width, b.y) for b in laid_out] == [(140, 0), (60, 22), (0, 44)]
 
 

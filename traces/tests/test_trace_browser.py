@@ -176,3 +176,30 @@ def test_the_trace_page_renders_every_part_of_a_real_pipeline_trace(client, anal
                  "grounded", "Sent to the customer", "Latency", "retrieve", trace.query):
         assert part in html, part
     assert Trace.objects.get(pk=trace.pk).verdict == "grounded"
+
+
+def test_the_trace_page_shows_the_conversation_before_the_traced_message_escaped(client, analyst):
+    conv = conversation()
+    say = lambda author, text, direction="in": Message.objects.create(  # noqa: E731
+        conversation=conv, direction=direction, author=author, text=text)
+    say("customer", "hola, mi internet no anda")
+    say("bot", "¿Me das tu número de cliente?", "out")
+    say("customer", "<b>12345</b> & ya pagué")
+    inbound = say("customer", "cuanto cobran por reconexion")
+    say("bot", "Son Bs. 350,00", "out")  # after the traced message: not context
+    trace = make_trace(conversation=conv, message=inbound, query=inbound.text)
+    html = client.get(reverse("traces:detail", args=[trace.pk])).content.decode()
+    context = html[html.index('id="conversation-context"'):html.index("<h2>Query</h2>")]
+    assert context.index("mi internet no anda") < context.index("número de cliente") < context.index("12345")
+    assert "&lt;b&gt;12345&lt;/b&gt; &amp; ya pagué" in context and "<b>12345</b>" not in html
+    assert "Customer" in context and "Bot" in context
+    assert "cuanto cobran" not in context and "Son Bs. 350,00" not in context
+    assert html.index('id="conversation-context"') < html.index("<h2>Query</h2>")
+
+
+def test_the_first_message_of_a_conversation_has_no_context(client, analyst):
+    conv = conversation()
+    inbound = Message.objects.create(conversation=conv, direction="in", author="customer", text="hola")
+    trace = make_trace(conversation=conv, message=inbound)
+    html = client.get(reverse("traces:detail", args=[trace.pk])).content.decode()
+    assert "first message of the conversation" in html
