@@ -10,6 +10,13 @@ ROLE_PERMISSIONS = {
     "kb_editor": ["edit_kb"],
 }
 
+# Django model permissions the supervisor group gets for the admin (desk models; canned replies editable).
+SUPERVISOR_ADMIN_PERMISSIONS = [
+    "view_contact", "change_contact", "view_conversation", "change_conversation", "view_message",
+    "view_escalation", "view_event", "view_cannedreply", "add_cannedreply", "change_cannedreply",
+    "delete_cannedreply",
+]
+
 # (label, url name, permission) — a link shows when the user holds the permission
 NAVIGATION = [
     ("Desk", "desk:queue", "desk.use_desk"),
@@ -53,3 +60,7 @@ def ensure_roles() -> None:
     for name, codenames in ROLE_PERMISSIONS.items():
         group, _ = Group.objects.get_or_create(name=name)
         group.permissions.add(*[perms[c] for c in codenames])
+    # After a flush the model permissions are back (post_migrate) but not the group's links to them.
+    supervisor = Group.objects.get(name="supervisor")
+    supervisor.permissions.add(*Permission.objects.filter(content_type__app_label="desk",
+                                                          codename__in=SUPERVISOR_ADMIN_PERMISSIONS))

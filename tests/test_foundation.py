@@ -52,3 +52,16 @@ def test_htmx_is_served_locally_not_from_a_cdn(client):
     base = open("templates/base.html").read()
     assert "unpkg" not in base and "cdn" not in base.lower()
     assert 'hx-headers=\'{"x-csrftoken"' in base
+
+
+@pytest.mark.django_db
+def test_a_supervisor_uses_the_admin_over_the_desk_and_an_agent_does_not(client, make_staff):
+    supervisor = make_staff("sol", "supervisor")
+    supervisor.is_staff = True
+    supervisor.save()
+    client.force_login(supervisor)
+    assert client.get("/admin/desk/conversation/").status_code == 200
+    assert client.get("/admin/desk/cannedreply/add/").status_code == 200
+    assert client.get("/admin/desk/message/add/").status_code == 403  # read-only
+    client.force_login(make_staff("ana", "agent"))
+    assert client.get("/admin/desk/conversation/").status_code == 302  # not staff: to the admin login
