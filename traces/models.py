@@ -195,3 +195,65 @@ class ReviewNote(models.Model):
         ]
         indexes = [models.Index(fields=["trace"], name="review_note_trace"),
                    models.Index(fields=["failure_class"], name="review_note_class")]
+
+
+class GoldenSet(models.Model):
+    """A named, versioned set of golden cases; every change through the services bumps `current_version`."""
+
+    name = models.CharField(max_length=100, unique=True)
+    current_version = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self):
+        return f"{self.name} v{self.current_version}"
+
+
+class GoldenCase(models.Model):
+    class Origin(models.TextChoices):
+        TRACE = "trace", "Trace"
+        COMPLAINT = "complaint", "Complaint"
+        VARIANT = "variant", "Variant"
+        FILE = "file", "File"
+
+    golden_set = models.ForeignKey(GoldenSet, on_delete=models.CASCADE, related_name="cases")
+    case_id = models.CharField(max_length=64)
+    query = models.TextField()
+    context = models.JSONField(default=list, blank=True)
+    customer_id = models.CharField(max_length=64, blank=True)
+    facts = models.JSONField(default=list, blank=True, help_text="Strings a correct answer must contain.")
+    hits = models.JSONField(default=list, blank=True, help_text="Doc slugs that count as a hit.")
+    hard_negatives = models.JSONField(default=list, blank=True)
+    must_pass = models.BooleanField(default=False)
+    clarification_expected = models.BooleanField(default=False)
+    synthetic = models.BooleanField(default=False)
+    reviewed = models.BooleanField(default=True, help_text="False for synthetic cases until a human reviews them.")
+    origin = models.CharField(max_length=10, choices=Origin.choices, default=Origin.FILE)
+    trace = models.ForeignKey(Trace, null=True, blank=True, on_delete=models.SET_NULL, related_name="golden_cases")
+    created = models.DateTimeField(auto_now_add=True)
+    updated = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["golden_set", "case_id"]
+        constraints = [models.UniqueConstraint(fields=["golden_set", "case_id"], name="golden_case_id_per_set")]
+
+    def __str__(self):
+        return f"{self.golden_set.name}/{self.case_id}"
+
+
+class GoldenSetVersion(models.Model):
+    golden_set = models.ForeignKey(GoldenSet, on_delete=models.CASCADE, related_name="versions")
+    number = models.PositiveIntegerField()
+    created_at = models.DateTimeField(auto_now_add=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                   related_name="+")
+    note = models.CharField(max_length=200, blank=True)
+    snapshot = models.JSONField(default=list, blank=True, help_text="The cases as exported at this version.")
+
+    class Meta:
+        ordering = ["golden_set", "number"]
+        constraints = [models.UniqueConstraint(fields=["golden_set", "number"], name="golden_version_per_set")]
+
+    def __str__(self):
+        return f"{self.golden_set.name} v{self.number}"

@@ -17,7 +17,8 @@ from django.views.decorators.http import require_POST
 
 from desk.models import Message
 from traces import selectors, services
-from traces.models import STAGES, FailureClass, FailureClassEvent, ReviewNote, ReviewSession, SessionTrace, Trace
+from traces.models import (STAGES, FailureClass, FailureClassEvent, GoldenCase, GoldenSet, ReviewNote, ReviewSession,
+                           SessionTrace, Trace)
 from traces.taxonomy import bars, saturation
 
 
@@ -113,11 +114,62 @@ def trace_detail(request, trace_id):
     attempts = [{**attempt, "highlighted": _highlight(attempt.get("raw") or attempt.get("reply") or "",
                                                        (attempt.get("verdict") or {}).get("problems", []))}
                 for attempt in trace.attempts]
-    notes = []
+    notes, golden_sets = [], []
     if request.user.has_perm("desk.review_traces"):
         notes = list(trace.review_notes.select_related("author", "failure_class", "session"))
+        golden_sets = list(GoldenSet.objects.all())
     return render(request, "traces/trace_detail.html", {"trace": trace, "stages": stages, "notes": notes,
-                                                        "attempts": attempts, "context": _conversation_context(trace)})
+                                                        "attempts": attempts, "context": _conversation_context(trace),
+                                                        "golden_sets": golden_sets})
+
+
+@login_required
+@require_POST
+def golden_case_create(request, trace_id):
+    """Make a golden case from this trace in the chosen set, then open it for editing."""
+    _require_reviewer(request.user)
+    trace = get_object_or_404(Trace, pk=trace_id)
+    golden_set = get_object_or_404(GoldenSet, pk=request.POST.get("golden_set") or 0)
+    case = services.golden_case_from_trace(trace=trace, user=request.user, golden_set=golden_set)
+    golden_set.refresh_from_db()
+    messages.success(request, f"Case {case.case_id} added to {golden_set.name} (version {golden_set.current_version}).")
+    return redirect("traces:golden_case", case_id=case.pk)
+
+
+def _lines(text: str) -> list[str]:
+    return [line.strip() for line in text.splitlines() if line.strip()]
+
+
+def _commas(text: str) -> list[str]:
+    return [part.strip() for part in text.split(",") if part.strip()]
+
+
+@login_required
+def golden_case_edit(request, case_id):
+    """Edit a golden case: query, facts (one per line), hits and hard negatives (comma-separated), three flags."""
+    _require_reviewer(request.user)
+    case = get_object_or_404(GoldenCase.objects.select_related("golden_set", "trace"), pk=case_id)
+    error = ""
+    if request.method == "POST":
+        try:
+            services.golden_case_update(
+                case=case, user=request.user, query=request.POST.get("query", ""),
+                facts=_lines(request.POST.get("facts", "")), hits=_commas(request.POST.get("hits", "")),
+                hard_negatives=_commas(request.POST.get("hard_negatives", "")),
+                must_pass="must_pass" in request.POST,
+                clarification_expected="clarification_expected" in request.POST,
+                synthetic="synthetic" in request.POST)
+        except services.GoldenSetError as exc:
+            error = str(exc)
+        else:
+            case.golden_set.refresh_from_db()
+            messages.success(request,
+                             f"Saved; {case.golden_set.name} is now version {case.golden_set.current_version}.")
+            return redirect("traces:golden_case", case_id=case.pk)
+    return render(request, "traces/golden_case.html", {"case": case, "error": error,
+                                                       "facts": "\n".join(case.facts),
+                                                       "hits": ", ".join(case.hits),
+                                                       "hard_negatives": ", ".join(case.hard_negatives)})
 
 
 CONTEXT_MESSAGES = 6

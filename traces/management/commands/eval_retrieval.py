@@ -7,22 +7,34 @@ from django.core.management.base import BaseCommand, CommandError
 
 from kb.search import search
 from traces.golden import GoldenFileError, read_golden
-from traces.metrics import case_outcome, retrieval_report
+from traces import services
+from traces.metrics import GoldenCase, case_outcome, retrieval_report
+from traces.models import GoldenSet
 
 
 class Command(BaseCommand):
     help = "Evaluate retrieval on a golden JSONL file: recall@k, MRR (documents counted once), must-pass."
 
     def add_arguments(self, parser):
-        parser.add_argument("--golden", type=Path, default=Path("kb/fixtures/golden.jsonl"))
+        parser.add_argument("--golden", type=Path, default=Path("kb/fixtures/golden.jsonl"),
+                            help="A JSONL file, or the name of a golden set when no such file exists.")
         parser.add_argument("--k", type=int, default=5)
         parser.add_argument("--json", action="store_true")
 
     def handle(self, *args, golden, k, json=False, **options):
-        try:
-            cases = read_golden(golden)
-        except GoldenFileError as exc:
-            raise CommandError(str(exc)) from exc
+        golden_version = None
+        if not golden.exists() and GoldenSet.objects.filter(name=str(golden)).exists():
+            version = services.golden_version(name=str(golden))
+            golden_version = version.number
+            cases = [GoldenCase(id=row["id"], query=row["query"], hits=list(row["hits"]),
+                                hard_negatives=list(row.get("hard_negatives") or []),
+                                must_pass=bool(row.get("must_pass")))
+                     for row in version.snapshot]
+        else:
+            try:
+                cases = read_golden(golden)
+            except GoldenFileError as exc:
+                raise CommandError(str(exc)) from exc
         outcomes = []
         for case in cases:
             result = search(case.query, k=k)
@@ -30,6 +42,7 @@ class Command(BaseCommand):
         report = retrieval_report(outcomes, k=k)
         payload = {
             "golden": str(golden),
+            "golden_version": golden_version,
             "cases": report.cases,
             "k": k,
             f"recall@{k}": round(report.recall_at_k, 4),
@@ -54,6 +67,8 @@ class Command(BaseCommand):
             if o.first_hit_rank != 1:
                 flag = "MUST-PASS FAIL" if o.must_pass_failed else "miss" if o.first_hit_rank is None else "late"
                 self.stdout.write(f"{o.case_id}: {flag} (first hit rank {o.first_hit_rank}; got {o.ranked_docs})")
+        if golden_version is not None:
+            self.stdout.write(f"golden set {golden} v{golden_version}")
         self.stdout.write(
             f"{report.cases} cases · recall@{k} {report.recall_at_k:.3f} · MRR {report.mrr:.3f} · "
             f"must-pass failures {len(report.must_pass_failures)} · hard negatives above a hit "
