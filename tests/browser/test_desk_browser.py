@@ -6,66 +6,16 @@ sees in the browser is what the pipeline wrote to the database.
 """
 
 from datetime import timedelta
-from pathlib import Path
 
 import pytest
 from django.conf import settings
 from django.utils import timezone
 
-CHROMIUM = Path("/usr/bin/chromium")
-SCREENSHOTS = Path(settings.BASE_DIR) / "var" / "screenshots"
-LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
-               "--disable-component-update", "--no-first-run", "--disable-sync"]
-# A few sample documents are enough for the bot to answer and to show retrieval in the trace panel.
-KB_FILES = ["reconexion-fibra-es.md", "ciclo-facturacion-es.md", "cambio-de-plan-es.md",
-            "canales-contacto-es.md"]
-POLL_WAIT_MS = 15_000  # the queue and the thread poll every 5 s
+from tests.browser.conftest import BROWSER_MARKS, SCREENSHOTS, WAIT_MS
 
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.django_db(transaction=True),
-    pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian Chromium is not installed at /usr/bin/chromium "
-                                                     "(apt-get install chromium; .ci/run does it)"),
-]
+POLL_WAIT_MS = WAIT_MS
 
-
-@pytest.fixture
-def small_kb():
-    """Import a few sample documents (a transactional test starts from an empty database)."""
-    from kb.embeddings import get_embedder
-    from kb.services import documents_import
-
-    return documents_import(paths=[Path(settings.KB_SAMPLE_DIR) / name for name in KB_FILES],
-                            embedder=get_embedder())
-
-
-@pytest.fixture
-def healthy_billing():
-    from bot.billing.client import billing_breaker
-    from bot.billing.simulator.mounted import shared_simulator
-
-    shared_simulator().set_fault(None)
-    billing_breaker().reset()
-    yield
-    billing_breaker().reset()
-
-
-@pytest.fixture
-def browser_page(monkeypatch):
-    from playwright.sync_api import expect, sync_playwright
-
-    # Playwright's sync API keeps an event loop in this thread; the test's own ORM calls are synchronous.
-    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=LAUNCH_ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1366, "height": 1000})
-            page.set_default_timeout(POLL_WAIT_MS)
-            expect.set_options(timeout=POLL_WAIT_MS)
-            yield page
-        finally:
-            browser.close()
-
+pytestmark = BROWSER_MARKS
 
 def _customer(name, customer_id, language="es"):
     from desk.models import Channel, Contact, Conversation
