@@ -35,3 +35,17 @@ def sample_kb(django_db_setup, django_db_blocker):
 
     with django_db_blocker.unblock():
         return documents_import(paths=[settings.KB_SAMPLE_DIR], embedder=get_embedder())
+
+
+@pytest.fixture
+def healthy_billing():
+    """Yield the in-process billing simulator with no fault and a closed circuit; leave it that way."""
+    from bot.billing.client import billing_breaker
+    from bot.billing.simulator.mounted import shared_simulator
+
+    simulator = shared_simulator()
+    simulator.set_fault(None)
+    billing_breaker().reset()
+    yield simulator
+    simulator.set_fault(None)
+    billing_breaker().reset()

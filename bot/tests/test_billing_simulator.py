@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from bot.billing.simulator import SCENARIOS, BillingSimulator, build_dataset, parse_fault, serve_in_thread
-from bot.billing.simulator.data import rif_check_digit
+from bot.billing.simulator.data import EN_FIRST, rif_check_digit
 from bot.billing.simulator.mounted import reset_shared_simulator, shared_simulator
 
 AS_OF = date(2026, 10, 20)
@@ -47,24 +47,7 @@ def test_dataset_covers_every_scenario_several_times_in_both_currencies_and_lang
     assert any(re.search(r"[áéíóúñ]", name) for name in names)
     assert any(
         name.split()[0]
-        in {
-            "John",
-            "Emily",
-            "Michael",
-            "Sarah",
-            "David",
-            "Jessica",
-            "Robert",
-            "Laura",
-            "James",
-            "Olivia",
-            "William",
-            "Hannah",
-            "Thomas",
-            "Grace",
-            "Daniel",
-            "Chloe",
-        }
+        in set(EN_FIRST)
         for name in names
     )
 

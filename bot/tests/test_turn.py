@@ -5,7 +5,6 @@ import uuid
 
 import pytest
 
-from bot.billing.simulator.mounted import shared_simulator
 from bot.turn import run_turn
 from bot.writer import LLMWriter, TemplateWriter
 from desk.models import Contact, Conversation, Escalation, Message
@@ -18,14 +17,6 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture(autouse=True)
 def _kb(sample_kb):
     return sample_kb
-
-
-@pytest.fixture
-def healthy_simulator():
-    simulator = shared_simulator()
-    simulator.set_fault(None)
-    yield simulator
-    simulator.set_fault(None)
 
 
 def start(customer_id="C-1001", language="es", channel="webchat", wa_id=""):
@@ -110,7 +101,7 @@ def test_the_customer_is_told_once_and_then_the_bot_stays_silent():
     ]
 
 
-def test_an_account_question_answers_with_computed_billing_facts(healthy_simulator):
+def test_an_account_question_answers_with_computed_billing_facts(healthy_billing):
     conversation = start(customer_id="C-1001")
     trace = say(conversation, "¿Por qué mi factura llegó más alta este mes?", writer=TemplateWriter())
     assert (trace.outcome, trace.route) == ("answered", "account")
@@ -119,15 +110,15 @@ def test_an_account_question_answers_with_computed_billing_facts(healthy_simulat
     assert delta["text"].split(" (")[0] in trace.final_text
 
 
-def test_billing_outage_escalates_as_tool_error(healthy_simulator):
-    healthy_simulator.set_fault("503")
+def test_billing_outage_escalates_as_tool_error(healthy_billing):
+    healthy_billing.set_fault("503")
     conversation = start(customer_id="C-1001")
     trace = say(conversation, "¿Por qué mi factura llegó más alta este mes?", writer=TemplateWriter())
     assert (trace.outcome, trace.escalation_reason) == ("escalated", "TOOL_ERROR")
     assert trace.tool_calls[0]["should_escalate"] is True
 
 
-def test_unknown_whatsapp_number_is_asked_to_identify_then_linked(healthy_simulator):
+def test_unknown_whatsapp_number_is_asked_to_identify_then_linked(healthy_billing):
     from bot.billing.simulator.data import build_dataset
 
     customer = build_dataset().accounts["C-1001"].customer

@@ -13,8 +13,6 @@ from django.db.models import Max
 from django.utils import timezone
 
 import bot.turn
-from bot.billing.client import billing_breaker
-from bot.billing.simulator.mounted import shared_simulator
 from bot.turn import run_turn
 from bot.writer import TemplateWriter
 from desk import services
@@ -24,16 +22,6 @@ from traces.models import Trace
 
 ACCOUNT_QUESTION = "¿Cuánto debo este mes?"  # answered from billing facts, no knowledge base needed
 KB_QUESTION = "cuanto cobran por reconexion de fibra"
-
-
-@pytest.fixture
-def healthy_billing():
-    simulator = shared_simulator()
-    simulator.set_fault(None)
-    billing_breaker().reset()
-    yield simulator
-    simulator.set_fault(None)
-    billing_breaker().reset()
 
 
 def bot_messages(conversation):

@@ -7,8 +7,6 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
-from bot.billing.client import billing_breaker
-from bot.billing.simulator.mounted import shared_simulator
 from bot.turn import run_turn
 from bot.writer import TemplateWriter
 from desk import services
@@ -19,16 +17,6 @@ from traces.models import Trace
 pytestmark = pytest.mark.django_db
 XSS = "<script>alert(1)</script>"
 HTMX = {"HTTP_HX_REQUEST": "true"}
-
-
-@pytest.fixture
-def healthy_billing():
-    simulator = shared_simulator()
-    simulator.set_fault(None)
-    billing_breaker().reset()
-    yield simulator
-    simulator.set_fault(None)
-    billing_breaker().reset()
 
 
 @pytest.fixture

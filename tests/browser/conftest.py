@@ -32,17 +32,6 @@ def small_kb():
 
 
 @pytest.fixture
-def healthy_billing():
-    from bot.billing.client import billing_breaker
-    from bot.billing.simulator.mounted import shared_simulator
-
-    shared_simulator().set_fault(None)
-    billing_breaker().reset()
-    yield
-    billing_breaker().reset()
-
-
-@pytest.fixture
 def browser_page(monkeypatch):
     from playwright.sync_api import expect, sync_playwright
 
