@@ -1,5 +1,6 @@
 """Knowledge base: documents → sections → chunks with embeddings, full-text vectors and identifiers."""
 
+from django.conf import settings
 from django.contrib.postgres.fields import ArrayField
 from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchVectorField
@@ -45,6 +46,8 @@ class Document(models.Model):
     source_path = models.CharField(max_length=500, blank=True)
     content_hash = models.CharField(max_length=64)
     version = models.PositiveIntegerField(default=1)
+    source = models.TextField(blank=True, help_text="The Markdown of the current version (what editors edit).")
+    deleted_at = models.DateTimeField(null=True, blank=True, help_text="Soft delete: its chunks are retired.")
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -55,15 +58,69 @@ class Document(models.Model):
         return self.slug
 
 
+class DocumentVersion(models.Model):
+    """One saved state of a document; a revert or a re-import is a new version, never an edit of an old one."""
+
+    class Kind(models.TextChoices):
+        IMPORT = "import", "Imported"
+        EDIT = "edit", "Edited"
+        REVERT = "revert", "Reverted"
+        DELETE = "delete", "Deleted"
+        RESTORE = "restore", "Restored"
+
+    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="versions")
+    number = models.PositiveIntegerField()
+    kind = models.CharField(max_length=10, choices=Kind.choices)
+    title = models.CharField(max_length=300)
+    language = models.CharField(max_length=2, choices=LANGUAGES)
+    source = models.TextField(help_text="The document as Markdown at this version.")
+    content_hash = models.CharField(max_length=64)
+    changed_sections = models.JSONField(default=list, blank=True,
+                                        help_text="Heading paths of the sections added, changed or removed.")
+    index_version = models.PositiveIntegerField(null=True, blank=True,
+                                                help_text="The index version this change produced.")
+    reverted_from = models.PositiveIntegerField(null=True, blank=True)
+    author = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                               related_name="+")
+    note = models.CharField(max_length=300, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["document", "-number"]
+        constraints = [models.UniqueConstraint(fields=["document", "number"], name="kb_document_version_unique")]
+
+    def __str__(self):
+        return f"{self.document.slug} v{self.number}"
+
+
+class LiveQuerySet(models.QuerySet):
+    """Sections and chunks are never deleted by an edit: they are retired at an index version, so old
+    traces keep pointing at the chunk they retrieved and the index can be searched as it was."""
+
+    def live(self):
+        return self.filter(retired_in__isnull=True)
+
+    def at_version(self, version: int):
+        return self.filter(models.Q(retired_in__isnull=True) | models.Q(retired_in__gt=version),
+                           added_in__lte=version)
+
+
 class Section(models.Model):
     document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="sections")
     order = models.PositiveIntegerField()
     heading_path = models.CharField(max_length=500, help_text="Headings from ## down, joined with ' › '.")
     text = models.TextField()
+    content_hash = models.CharField(max_length=64, blank=True, help_text="sha256 of heading path + text.")
+    added_in = models.PositiveIntegerField(default=0, help_text="Index version this section became live.")
+    retired_in = models.PositiveIntegerField(null=True, blank=True,
+                                             help_text="Index version this section stopped being live.")
+
+    objects = LiveQuerySet.as_manager()
 
     class Meta:
         ordering = ["document", "order"]
-        constraints = [models.UniqueConstraint(fields=["document", "order"], name="kb_section_order_unique")]
+        constraints = [models.UniqueConstraint(fields=["document", "order"], condition=models.Q(retired_in=None),
+                                               name="kb_section_order_unique")]
 
     def __str__(self):
         return f"{self.document.slug} § {self.heading_path}"
@@ -80,6 +137,9 @@ class Chunk(models.Model):
     content_hash = models.CharField(max_length=64, db_index=True)
     embedding = VectorField(dimensions=EMBEDDING_DIM, null=True)
     identifiers = ArrayField(models.CharField(max_length=40), default=list, blank=True)
+    added_in = models.PositiveIntegerField(default=0, help_text="Index version this chunk became live.")
+    retired_in = models.PositiveIntegerField(null=True, blank=True,
+                                             help_text="Index version this chunk stopped being live.")
     search_vector = models.GeneratedField(
         expression=ToTsVector(
             Case(
@@ -106,11 +166,14 @@ class Chunk(models.Model):
                 m=16,
                 ef_construction=64,
                 opclasses=["vector_cosine_ops"],
+                condition=models.Q(retired_in=None),
             ),
             GinIndex(fields=["search_vector"], name="kb_chunk_tsv_gin"),
             GinIndex(fields=["search_vector_simple"], name="kb_chunk_tsv_simple_gin"),
             GinIndex(fields=["identifiers"], name="kb_chunk_identifiers_gin"),
         ]
+
+    objects = LiveQuerySet.as_manager()
 
     def __str__(self):
         return f"chunk {self.pk} of {self.document.slug}"
@@ -141,3 +204,29 @@ class TermStat(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["config", "lexeme"], name="kb_termstat_unique")]
+
+
+class ReembedJob(models.Model):
+    """Background embedding of the chunks a save created; the document page polls it for progress."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+
+    document = models.ForeignKey(Document, null=True, on_delete=models.CASCADE, related_name="reembed_jobs")
+    document_version = models.PositiveIntegerField(null=True, blank=True)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
+    total = models.PositiveIntegerField(default=0)
+    done = models.PositiveIntegerField(default=0)
+    error = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+
+    @property
+    def percent(self) -> int:
+        return 100 if not self.total else int(100 * self.done / self.total)
