@@ -377,12 +377,12 @@ class HumanLabel(models.Model):
         ]
 
 
-class Judgement(models.Model):
+class JudgeVerdict(models.Model):
     """The judge's label for one answer under one judge version (errors recorded, never counted as a pass)."""
 
-    trace = models.ForeignKey(Trace, null=True, blank=True, on_delete=models.CASCADE, related_name="judgements")
+    trace = models.ForeignKey(Trace, null=True, blank=True, on_delete=models.CASCADE, related_name="judge_verdicts")
     run_item = models.ForeignKey(EvalRunItem, null=True, blank=True, on_delete=models.CASCADE,
-                                 related_name="judgements")
+                                 related_name="judge_verdicts")
     item_key = models.CharField(max_length=40)
     judge_version = models.CharField(max_length=40)
     model = models.CharField(max_length=100, blank=True)
@@ -393,9 +393,9 @@ class Judgement(models.Model):
     class Meta:
         ordering = ["-created_at", "-pk"]
         constraints = [
-            models.UniqueConstraint(fields=["item_key", "judge_version"], name="one_judgement_per_version"),
+            models.UniqueConstraint(fields=["item_key", "judge_version"], name="one_judge_verdict_per_version"),
             models.CheckConstraint(
                 condition=(models.Q(trace__isnull=False, run_item__isnull=True)
                            | models.Q(trace__isnull=True, run_item__isnull=False)),
-                name="judgement_one_target"),
+                name="judge_verdict_one_target"),
         ]
