@@ -223,3 +223,35 @@ def chunk_section(
     if current:
         pieces.append("\n\n".join(current))
     return [prefix + piece for piece in pieces]
+
+
+def section_hash(title: str, heading_path: str, text: str) -> str:
+    """Return the identity of a section's content: equal hashes give equal chunk texts (title is in every prefix)."""
+    import hashlib
+
+    return hashlib.sha256(f"{title}\x1f{heading_path}\x1f{text}".encode("utf-8")).hexdigest()
+
+
+def render_markdown(document: ParsedDocument) -> str:
+    """Return a Markdown source that parses back to the same document (for HTML imports and legacy rows)."""
+    lines = ["---", f"slug: {document.slug}", f"title: {_yaml_scalar(document.title)}",
+             f"language: {document.language}", "---", f"# {document.title}", ""]
+    current_h2 = None
+    for section in document.sections:
+        parts = section.heading_path.split(HEADING_SEPARATOR) if section.heading_path != document.title else []
+        if len(parts) >= 2:
+            if parts[0] != current_h2:
+                lines += [f"## {parts[0]}", ""]
+                current_h2 = parts[0]
+            lines += [f"### {HEADING_SEPARATOR.join(parts[1:])}", ""]
+        elif parts:
+            lines += [f"## {parts[0]}", ""]
+            current_h2 = parts[0]
+        lines += [section.text, ""]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def _yaml_scalar(text: str) -> str:
+    import json
+
+    return json.dumps(text, ensure_ascii=False) if re.search(r"[:#\"'\[\]{}]|^\s|\s$", text) else text

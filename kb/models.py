@@ -110,8 +110,9 @@ class Section(models.Model):
     order = models.PositiveIntegerField()
     heading_path = models.CharField(max_length=500, help_text="Headings from ## down, joined with ' › '.")
     text = models.TextField()
-    content_hash = models.CharField(max_length=64, blank=True, help_text="sha256 of heading path + text.")
-    added_in = models.PositiveIntegerField(default=0, help_text="Index version this section became live.")
+    content_hash = models.CharField(max_length=64, blank=True, db_default="",
+                                    help_text="sha256 of title + heading path + text: equal means same chunks.")
+    added_in = models.PositiveIntegerField(db_default=0, help_text="Index version this section became live.")
     retired_in = models.PositiveIntegerField(null=True, blank=True,
                                              help_text="Index version this section stopped being live.")
 
@@ -137,7 +138,7 @@ class Chunk(models.Model):
     content_hash = models.CharField(max_length=64, db_index=True)
     embedding = VectorField(dimensions=EMBEDDING_DIM, null=True)
     identifiers = ArrayField(models.CharField(max_length=40), default=list, blank=True)
-    added_in = models.PositiveIntegerField(default=0, help_text="Index version this chunk became live.")
+    added_in = models.PositiveIntegerField(db_default=0, help_text="Index version this chunk became live.")
     retired_in = models.PositiveIntegerField(null=True, blank=True,
                                              help_text="Index version this chunk stopped being live.")
     search_vector = models.GeneratedField(

@@ -79,8 +79,14 @@ def search(
     language: str | None = None,
     embedder: Embedder | None = None,
     explain: bool = False,
+    at_version: int | None = None,
 ) -> SearchResult:
-    """Return the top-k chunks for query after fusion and the corrective prune."""
+    """Return the top-k chunks for query after fusion and the corrective prune.
+
+    `at_version` searches the index as it was at that index version (chunks retired since then
+    included, chunks added since then left out), by exact vector distance instead of the HNSW index
+    (which holds live chunks only): for the playground and before/after comparisons, not for the bot.
+    """
     query = (query or "").strip()
     if not query:
         return SearchResult(query=query, results=[])
@@ -90,10 +96,11 @@ def search(
     query_vector = embedder.embed_query(query)
 
     with transaction.atomic():
-        vector_rows = _vector_branch(query_vector, n=vector_n, language=language)
-        text_rows, terms = _text_branch(query, n=text_n, language=language)
+        vector_rows = _vector_branch(query_vector, n=vector_n, language=language, at_version=at_version)
+        text_rows, terms = _text_branch(query, n=text_n, language=language, at_version=at_version)
         identifiers = find_identifiers(query)
-        identifier_ids = _identifier_branch(identifiers, language=language) if identifiers else []
+        identifier_ids = (_identifier_branch(identifiers, language=language, at_version=at_version)
+                          if identifiers else [])
 
     fused = reciprocal_rank_fusion(
         {
@@ -156,11 +163,20 @@ def search(
     return result
 
 
-def _vector_branch(vector: list[float], *, n: int, language: str | None) -> list[tuple[int, float]]:
+def _live_sql(at_version: int | None) -> tuple[str, list]:
+    """Return the SQL condition (and params) for the chunks live now, or live at `at_version`."""
+    if at_version is None:
+        return "retired_in IS NULL", []
+    return "added_in <= %s AND (retired_in IS NULL OR retired_in > %s)", [at_version, at_version]
+
+
+def _vector_branch(vector: list[float], *, n: int, language: str | None,
+                   at_version: int | None = None) -> list[tuple[int, float]]:
     table = Chunk._meta.db_table
-    where = "WHERE embedding IS NOT NULL" + (" AND language = %s" if language else "")
+    live, live_params = _live_sql(at_version)
+    where = f"WHERE embedding IS NOT NULL AND {live}" + (" AND language = %s" if language else "")
     literal = _vector_literal(vector)
-    params: list = [literal] + ([language] if language else []) + [literal, n]
+    params: list = [literal] + live_params + ([language] if language else []) + [literal, n]
     with connection.cursor() as cursor:
         # ef_search must be at least the number of rows wanted or HNSW returns fewer; at 40 the
         # bench's recall@10 wandered 0.94–0.98 between builds, at 80 it held ≥ 0.998 for +0.1 ms.
@@ -244,7 +260,8 @@ def _tsquery(lexemes: list[str], operator: str = " | ") -> str:
     return operator.join("'" + lexeme.replace("'", "''").replace("\\", "\\\\") + "'" for lexeme in lexemes)
 
 
-def _text_branch(query: str, *, n: int, language: str | None) -> tuple[list[tuple[int, float]], list[str]]:
+def _text_branch(query: str, *, n: int, language: str | None,
+                 at_version: int | None = None) -> tuple[list[tuple[int, float]], list[str]]:
     selected, conjunctive = _selective_terms(_text_terms(query, language), TEXT_CANDIDATE_CAP)
     if not selected:
         return [], []
@@ -267,21 +284,24 @@ def _text_branch(query: str, *, n: int, language: str | None) -> tuple[list[tupl
             ranks.append(f"CASE WHEN language = '{lang}' "
                          f"THEN ts_rank(search_vector, %s::tsquery, {TEXT_RANK_NORMALIZATION}) ELSE 0 END")
     language_filter = " AND language = %s" if language else ""
+    live, live_params = _live_sql(at_version)
     sql = (
         f"SELECT id, rank FROM ("
         f"  SELECT id, ({' + '.join(ranks)}) AS rank FROM {table}"
-        f"  WHERE ({' OR '.join(clauses)}){language_filter} LIMIT %s"
+        f"  WHERE ({' OR '.join(clauses)}) AND {live}{language_filter} LIMIT %s"
         f") AS matched ORDER BY rank DESC, id LIMIT %s"
     )
     with connection.cursor() as cursor:
-        cursor.execute(sql, params + params + ([language] if language else []) + [TEXT_CANDIDATE_CAP, n])
+        cursor.execute(sql, params + params + live_params + ([language] if language else [])
+                       + [TEXT_CANDIDATE_CAP, n])
         rows = [(int(i), float(r)) for i, r in cursor.fetchall()]
     flat_terms = [f"{cfg}:{lexeme}" for cfg, lexemes in terms.items() for lexeme in lexemes]
     return rows, flat_terms
 
 
-def _identifier_branch(identifiers: list[str], *, language: str | None) -> list[int]:
-    queryset = Chunk.objects.filter(identifiers__overlap=identifiers)
+def _identifier_branch(identifiers: list[str], *, language: str | None, at_version: int | None = None) -> list[int]:
+    chunks = Chunk.objects.live() if at_version is None else Chunk.objects.at_version(at_version)
+    queryset = chunks.filter(identifiers__overlap=identifiers)
     if language:
         queryset = queryset.filter(language=language)
     return list(queryset.order_by("pk").values_list("pk", flat=True)[:50])

