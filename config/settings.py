@@ -149,7 +149,7 @@ KB_SAMPLE_DIR = BASE_DIR / "kb" / "sample"
 KB_VECTOR_CANDIDATES = env_int("KB_VECTOR_CANDIDATES", 40)
 KB_TEXT_CANDIDATES = env_int("KB_TEXT_CANDIDATES", 40)
 KB_PRUNE_MARGIN = env_float("KB_PRUNE_MARGIN", 0.12)
-KB_RRF_K = env_int("KB_RRF_K", 60)
+KB_RRF_K = env_int("KB_RRF_K", 40)  # 60 measured recall@5 0.898 after a fresh install; 20–40: 0.915
 # The bot treats retrieval as context only when a kept chunk scores at least this (cosine, e5 scale):
 # on the sample KB every golden question's best chunk scores ≥ 0.838, off-topic questions ≤ 0.832.
 KB_MIN_CONTEXT_SCORE = env_float("KB_MIN_CONTEXT_SCORE", 0.835)
@@ -160,6 +160,8 @@ OPENAI_BASE_URL = env("OPENAI_BASE_URL")
 OPENAI_MODEL = env("OPENAI_MODEL", "gpt-4o-mini")
 OPENAI_TIMEOUT_S = env_float("OPENAI_TIMEOUT_S", 20.0)
 JUDGE_MODEL = env("JUDGE_MODEL")  # the faithfulness judge's model; empty = OPENAI_MODEL
+JUDGE_PROMPT_VERSION = env("JUDGE_PROMPT_VERSION")  # a traces/judge_prompts/ file; empty = the highest
+GATE_RUN_LOG = env("GATE_RUN_LOG", str(BASE_DIR / "var" / "gate-runs.jsonl"))  # one JSON line per gate decision
 
 # Billing API
 BILLING_API_BASE_URL = env("BILLING_API_BASE_URL")  # empty: the bundled simulator at /sim/billing/

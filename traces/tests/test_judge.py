@@ -1,15 +1,23 @@
-"""The faithfulness judge through the real openai client against a local OpenAI-compatible server."""
+"""The faithfulness judge through the real openai client against a local OpenAI-compatible server, its
+versioned prompt files, and the offline lexical judge."""
+
+import hashlib
+import json
+import shutil
 
 import pytest
 
 from bot.grounding import Evidence
 from tests.fake_openai import FakeOpenAI
 from traces.judge import (
-    JUDGE_SYSTEM_PROMPT,
-    JUDGE_VERSION,
+    PROMPTS_DIR,
     FaithfulnessJudge,
     JudgeError,
+    JudgePromptError,
+    LexicalJudge,
     get_judge,
+    judge_prompt_versions,
+    load_judge_prompt,
     parse_judgement,
 )
 
@@ -34,7 +42,7 @@ def test_a_supported_answer_passes():
     judgement, fake = run_judge([{"reason": "Bs. 350,00: E1 'cuesta Bs. 350,00'.", "verdict": "pass"}])
     assert (judgement.verdict, judgement.passed, judgement.attempts) == ("pass", True, 1)
     assert judgement.reason == "Bs. 350,00: E1 'cuesta Bs. 350,00'."
-    assert (judgement.judge_version, judgement.model) == (JUDGE_VERSION, "judge-model")
+    assert (judgement.judge_version, judgement.model) == ("faithfulness-1", "judge-model")
     assert len(fake.requests) == 1
 
 
@@ -91,7 +99,7 @@ def test_the_request_carries_the_schema_the_evidence_and_the_answer():
     assert schema["schema"]["properties"]["verdict"]["enum"] == ["pass", "fail"]
     assert schema["schema"]["required"] == ["reason", "verdict"]
     system, user = body["messages"]
-    assert system == {"role": "system", "content": JUDGE_SYSTEM_PROMPT}
+    assert system == {"role": "system", "content": load_judge_prompt("faithfulness-1").text}
     assert "[E1] Reconexión fibra: la reconexión cuesta Bs. 350,00" in user["content"]
     assert "[E2] Diferencia factura 2026-10 vs 2026-09 = 14,00 USD (value: 14.00)" in user["content"]
     assert ANSWER in user["content"]
@@ -106,10 +114,119 @@ def test_parse_judgement_strips_the_reason():
     assert parse_judgement('{"reason": "  fine ", "verdict": "fail"}') == ("fail", "fine")
 
 
-def test_no_model_configured_means_no_judge(settings):
-    settings.OPENAI_API_KEY, settings.OPENAI_BASE_URL = "", ""
-    assert get_judge() is None
+
+# --- Versioned prompt files -------------------------------------------------------------------------------------
+
+# sha256 of the module constant JUDGE_SYSTEM_PROMPT that "faithfulness-1" named before prompts became files.
+FAITHFULNESS_1_SHA256 = "b81665c21e486187e8c0e4687b866b773275daec9d7a02cce97273d40a1dc8fa"
+
+
+def prompt_folder(tmp_path):
+    folder = tmp_path / "judge_prompts"
+    shutil.copytree(PROMPTS_DIR, folder)
+    return folder
+
+
+def release(folder, version, text):
+    path = folder / f"{version}.md"
+    path.write_text(text + "\n", encoding="utf-8")
+    manifest = json.loads((folder / "MANIFEST.json").read_text())
+    manifest[version] = hashlib.sha256(path.read_bytes()).hexdigest()
+    (folder / "MANIFEST.json").write_text(json.dumps(manifest))
+
+
+def test_faithfulness_1_is_the_former_module_prompt_verbatim_and_pinned():
+    prompt = load_judge_prompt("faithfulness-1")
+    assert hashlib.sha256(prompt.text.encode()).hexdigest() == FAITHFULNESS_1_SHA256
+    assert prompt.text.startswith("You check one thing about an answer a billing assistant gave a customer")
+    manifest = json.loads((PROMPTS_DIR / "MANIFEST.json").read_text())
+    assert manifest["faithfulness-1"] == hashlib.sha256((PROMPTS_DIR / "faithfulness-1.md").read_bytes()).hexdigest()
+    assert set(judge_prompt_versions()) == set(manifest)  # every released file is pinned, nothing else
+
+
+def test_an_edited_prompt_file_is_refused(tmp_path):
+    folder = prompt_folder(tmp_path)
+    path = folder / "faithfulness-1.md"
+    path.write_text(path.read_text().replace("Style, tone", "Style, politeness, tone"))
+    with pytest.raises(JudgePromptError, match="edited after its release.*new version"):
+        load_judge_prompt("faithfulness-1", folder=folder)
+    with pytest.raises(JudgePromptError):
+        FaithfulnessJudge(api_key="k", base_url="http://127.0.0.1:9/v1", model="m", timeout=1, prompts_dir=folder)
+
+
+def test_a_new_prompt_file_without_a_manifest_entry_is_refused(tmp_path):
+    folder = prompt_folder(tmp_path)
+    (folder / "faithfulness-2.md").write_text("Judge strictly.\n")
+    with pytest.raises(JudgePromptError, match="not in MANIFEST.json"):
+        load_judge_prompt(folder=folder)  # it is the highest, so the default, and unreleased
+    with pytest.raises(JudgePromptError, match="no judge prompt 'faithfulness-7'"):
+        load_judge_prompt("faithfulness-7", folder=folder)
+
+
+def test_the_highest_released_version_is_the_default_and_is_recorded_on_each_judgement(tmp_path):
+    folder = prompt_folder(tmp_path)
+    release(folder, "faithfulness-2", "Judge strictly, version two.")
+    release(folder, "faithfulness-10", "Judge strictly, version ten.")
+    assert judge_prompt_versions(folder=folder)[-2:] == ["faithfulness-2", "faithfulness-10"]  # numeric order
+    with FakeOpenAI() as fake:
+        fake.chat_script = [{"reason": "ok", "verdict": "pass"}, {"reason": "ok", "verdict": "pass"}]
+        newest = FaithfulnessJudge(api_key="k", base_url=fake.base_url, model="m", timeout=5, prompts_dir=folder)
+        pinned = FaithfulnessJudge(api_key="k", base_url=fake.base_url, model="m", timeout=5, prompts_dir=folder,
+                                   prompt_version="faithfulness-2")
+        assert newest.judge(answer=ANSWER, evidence=EVIDENCE).judge_version == "faithfulness-10"
+        assert pinned.judge(answer=ANSWER, evidence=EVIDENCE).judge_version == "faithfulness-2"
+    systems = [request["body"]["messages"][0]["content"] for request in fake.requests]
+    assert systems == ["Judge strictly, version ten.", "Judge strictly, version two."]
+
+
+def test_get_judge_is_offline_without_a_model_and_follows_the_settings_with_one(settings):
+    settings.OPENAI_API_KEY, settings.OPENAI_BASE_URL, settings.JUDGE_PROMPT_VERSION = "", "", ""
+    offline = get_judge()
+    assert isinstance(offline, LexicalJudge)
+    assert (offline.version, offline.model) == ("lexical-support-1", "offline")
     settings.OPENAI_BASE_URL, settings.OPENAI_MODEL = "http://127.0.0.1:9/v1", "writer-model"
-    assert get_judge().model == "writer-model"
-    settings.JUDGE_MODEL = "judge-model"
-    assert get_judge().model == "judge-model"
+    assert (get_judge().model, get_judge().version) == ("writer-model", judge_prompt_versions()[-1])
+    settings.JUDGE_MODEL, settings.JUDGE_PROMPT_VERSION = "judge-model", "faithfulness-1"
+    assert (get_judge().model, get_judge().version) == ("judge-model", "faithfulness-1")
+    settings.JUDGE_PROMPT_VERSION = "faithfulness-99"
+    with pytest.raises(JudgePromptError, match="faithfulness-99"):
+        get_judge()
+
+
+# --- The offline judge ------------------------------------------------------------------------------------------
+
+EN_EVIDENCE = [
+    Evidence("E1", "Reconnection fee: reconnecting a fibre line costs USD 10.00 and takes 4 business hours."),
+    Evidence("E2", "Invoice total 2026-10", "1.234,56"),
+]
+
+
+@pytest.mark.parametrize("answer, evidence, verdict", [
+    (ANSWER, EVIDENCE, "pass"),  # two claims, each cited to the passage that makes it
+    ("La reconexion cuesta 350 bolivares y se hace en 4 horas habiles [E1].", EVIDENCE, "pass"),  # accents, 350,00
+    ("Reconnecting a fibre line costs 10 USD [E1]. Your invoice total is 1234.56 [E2].", EN_EVIDENCE, "pass"),
+    ("La reconexión se hace en 2 horas [E1].", EVIDENCE, "fail"),  # a number no passage has
+    ("Reconnection costs USD 12.00 [E1].", EN_EVIDENCE, "fail"),
+    ("El plan incluye llamadas ilimitadas a todo el país [E1].", EVIDENCE, "fail"),  # a claim no passage makes
+    ("La reconexión cuesta Bs. 350,00 [E1]. Además le regalamos un mes gratis de televisión.", EVIDENCE, "fail"),
+    ("Gracias por escribirnos. Te paso con una persona de nuestro equipo, que te responderá por aquí en breve.",
+     EVIDENCE, "pass"),  # the bot's hand-over notice: no claim
+    ("Thanks! An agent from our team will reply here shortly.", [], "pass"),
+    ("", [], "pass"),
+    ("Reconnection costs USD 10.00 [E1].", [], "fail"),  # a claim with no evidence at all
+])
+def test_the_offline_judge_passes_only_supported_claims(answer, evidence, verdict):
+    judgement = LexicalJudge().judge(answer=answer, evidence=evidence, question="¿cuánto cuesta?")
+    assert judgement.verdict == verdict, judgement.reason
+    assert (judgement.judge_version, judgement.model, judgement.attempts) == ("lexical-support-1", "offline", 1)
+
+
+def test_the_offline_judge_names_each_unsupported_sentence_and_why():
+    answer = ("La reconexión cuesta Bs. 350,00 [E1]. La reconexión se hace en 2 horas [E1]. "
+              "El plan incluye llamadas ilimitadas a todo el país.")
+    judgement = LexicalJudge().judge(answer=answer, evidence=EVIDENCE)
+    assert judgement.verdict == "fail"
+    assert judgement.reason.startswith("2 of 3 claims unsupported")
+    assert "«La reconexión se hace en 2 horas»: numbers not in the evidence: 2" in judgement.reason
+    assert "«El plan incluye llamadas ilimitadas a todo el país.»" in judgement.reason
+    assert "350" not in judgement.reason  # the supported claim is not listed
