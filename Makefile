@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: demo test venv install install-dev migrate serve worker db-stop bench clean
+.PHONY: demo test venv install install-dev migrate serve worker db-stop bench gate clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -40,6 +40,13 @@ demo: migrate
 test: install-dev
 	$(BIN)/python -m pytest --cov --cov-report= $(PYTEST_ARGS)
 	$(BIN)/python -m coverage report --include=bot/grounding.py --fail-under=100 --show-missing
+
+# The release gate on the sample golden set (retrieval-only unless a model is configured). Any decision but
+# go fails the target (make itself then exits 2); CI that must tell iterate (2) from block (1) runs the
+# manage.py line directly. GATE_ARGS="--baseline last" also blocks on cases that newly fail.
+gate: install migrate
+	$(BIN)/python manage.py kb_import kb/sample
+	$(BIN)/python manage.py gate --gates traces/fixtures/gates.toml $(GATE_ARGS)
 
 worker: install
 	$(BIN)/celery -A config worker --loglevel=info

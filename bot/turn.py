@@ -36,6 +36,7 @@ _LONG_NUMBER = re.compile(r"\d[\d\s.-]{5,}\d")
 class Answered:
     text: str
     citations: list[str] = field(default_factory=list)
+    asks_identity: bool = False  # the reply asks for an account number instead of answering
 
 
 @dataclass
@@ -105,25 +106,66 @@ def run_turn(*, message_id: int, writer=None, billing=None, clock=time.perf_coun
     return _finish(recorder, message, conversation, contact, outcome)
 
 
-def _decide(recorder, message, conversation, contact, *, writer, billing):
-    fields = recorder.fields
-    with recorder.stage("route"):
-        routing = route_message(message.text, kind=message.kind, default_language=contact.language)
-    fields.update(route=routing.route.value, language=routing.language, routing_rule=routing.rule)
-    if routing.language != contact.language and message.text.strip():
-        Contact.objects.filter(pk=contact.pk).update(language=routing.language)
-        contact.language = routing.language
+@dataclass
+class QueryAnswer:
+    """What the bot decided for one query, with everything a trace would record about it."""
 
+    outcome: Answered | Escalated
+    fields: dict
+    latency_ms: dict
+    total_ms: float
+
+
+def answer_query(*, query: str, language: str = "es", customer_id: str = "", history=(), writer=None,
+                 billing=None, clock=time.perf_counter) -> QueryAnswer:
+    """Decide the reply to a query from plain inputs; write no row and send nothing.
+
+    The same path as a live turn (routing, billing, retrieval, writer, verifier with rewrites,
+    humanizer) for a customer who is either known (`customer_id`) or cannot be found by channel.
+    `history` is the earlier (role, text) pairs of the conversation, oldest first.
+    """
+    recorder = TurnRecorder(clock)
+    recorder.fields.update(query=query, language=language)
+    routing = _route(recorder, query, kind="text", default_language=language)
+    outcome = _refusal(routing, kind="text")
+    if outcome is None:
+        outcome = _answer(recorder, routing, query, customer_id=customer_id or "",
+                          resolve_customer=lambda _query: None, history=lambda: list(history),
+                          writer=writer, billing=billing or _billing())
+    return QueryAnswer(outcome, recorder.fields, recorder.latency, recorder.total_ms())
+
+
+def _route(recorder, text, *, kind, default_language):
+    with recorder.stage("route"):
+        routing = route_message(text, kind=kind, default_language=default_language)
+    recorder.fields.update(route=routing.route.value, language=routing.language, routing_rule=routing.rule)
+    return routing
+
+
+def _refusal(routing, *, kind) -> Escalated | None:
+    """Return the escalation for a message the bot must not answer at all, None otherwise."""
     if routing.route == Route.MEDIA:
-        return Escalated(Reason.CAPABILITY_MISSING, [f"The customer sent a {message.kind} message the bot cannot read."])
+        return Escalated(Reason.CAPABILITY_MISSING, [f"The customer sent a {kind} message the bot cannot read."])
     if routing.route == Route.HUMAN:
         return Escalated(Reason.USER_REQUEST)
     if routing.route == Route.UNSUPPORTED:
         return Escalated(Reason.CAPABILITY_MISSING, [f"Asked for an action ({routing.rule}); the bot only answers."])
+    return None
+
+
+def _decide(recorder, message, conversation, contact, *, writer, billing):
+    fields = recorder.fields
+    routing = _route(recorder, message.text, kind=message.kind, default_language=contact.language)
+    if routing.language != contact.language and message.text.strip():
+        Contact.objects.filter(pk=contact.pk).update(language=routing.language)
+        contact.language = routing.language
+
+    refusal = _refusal(routing, kind=message.kind)
+    if refusal is not None:
+        return refusal
 
     query = message.text
     billing = billing or _billing()
-    facts, capability = [], routing.capability
 
     # A reply to "send me your account number": link the customer, then answer the question they asked first.
     if conversation.pending_query and not contact.customer_id:
@@ -141,22 +183,41 @@ def _decide(recorder, message, conversation, contact, *, writer, billing):
         Conversation.objects.filter(pk=conversation.pk).update(pending_query="")
         conversation.pending_query = ""
 
+    def resolve_customer(asked):
+        found = _identify_by_channel(recorder, billing, conversation, contact)
+        if not found and not isinstance(found, Escalated):
+            # Unknown: the bot asks who they are and keeps the question for when it knows.
+            Conversation.objects.filter(pk=conversation.pk).update(pending_query=asked)
+        return found
+
+    return _answer(recorder, routing, query, customer_id=contact.customer_id, resolve_customer=resolve_customer,
+                   history=lambda: _history(conversation, message), writer=writer, billing=billing)
+
+
+def _answer(recorder, routing, query, *, customer_id, resolve_customer, history, writer, billing):
+    """Answer a routed, answerable query: billing facts, retrieval, writer, verifier, humanizer.
+
+    `resolve_customer(query)` finds an unknown customer for an account question: their id, None
+    (then the bot asks for it) or an Escalated; `history()` returns the earlier turns for the writer.
+    """
+    fields = recorder.fields
+    facts, capability = [], routing.capability
     if routing.route == Route.ACCOUNT:
-        if not contact.customer_id:
-            found = _identify_by_channel(recorder, billing, conversation, contact)
+        if not customer_id:
+            found = resolve_customer(query)
             if isinstance(found, Escalated):
                 return found
             if not found:
-                Conversation.objects.filter(pk=conversation.pk).update(pending_query=query)
-                return Answered(ask_for_identity(routing.language))
+                return Answered(ask_for_identity(routing.language), asks_identity=True)
+            customer_id = found
         with recorder.stage("billing"):
-            result = getattr(billing, capability)(contact.customer_id)
+            result = getattr(billing, capability)(customer_id)
         fields["tool_calls"].append(result.to_json())
         if result.should_escalate:
             code = result.error.code if result.error else "unknown"
             return Escalated(Reason.TOOL_ERROR, [f"{capability} failed: {code}."])
         facts = list(result.evidence)
-    fields["customer_id"] = contact.customer_id
+    fields["customer_id"] = customer_id
 
     with recorder.stage("retrieve"):
         from kb.models import EmbeddingSpace
@@ -184,7 +245,7 @@ def _decide(recorder, message, conversation, contact, *, writer, billing):
     writer = writer or get_writer()
     fields.update(prompt_version=writer.prompt_version, model=writer.name)
     request = WriterRequest(query=query, language=routing.language, evidence=evidence, sources=sources,
-                            history=_history(conversation, message))
+                            history=history())
     return _write_and_verify(recorder, writer, request, template=isinstance(writer, TemplateWriter))
 
 

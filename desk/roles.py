@@ -21,6 +21,7 @@ SUPERVISOR_ADMIN_PERMISSIONS = [
 NAVIGATION = [
     ("Desk", "desk:queue", "desk.use_desk"),
     ("Traces", "traces:list", "desk.review_traces"),
+    ("Evals", "traces:golden_sets", "desk.review_traces"),
     ("Verifier", "traces:verifier_playground", "desk.review_traces"),
     ("Knowledge base", "kb:documents", "desk.edit_kb"),
     ("Web chat", "desk:chat", None),

@@ -14,6 +14,11 @@ thresholds, the upper bound for `*_above` — unless the gate says `"judge_on": 
 
 A metric missing from the report blocks (a gate that cannot measure says no), unless the gate is
 `"optional": true`, in which case it is reported as skipped.
+
+Beyond thresholds, a gates file may name a golden SET to run (`golden_set`, imported from `golden`
+when it does not exist yet), whether the run is `retrieval_only`, case ids that `must_pass` (each
+one that fails — or is missing from the run — blocks), and `no_new_failures`: a case that passed
+in the baseline run and fails now blocks. Without a baseline that check is reported as skipped.
 """
 
 from __future__ import annotations
@@ -28,7 +33,9 @@ import yaml
 
 _THRESHOLDS = ("block_below", "iterate_below", "block_above", "iterate_above")
 _GATE_KEYS = set(_THRESHOLDS) | {"judge_on", "optional"}
-_FILE_KEYS = {"golden", "k", "metrics"}
+_FILE_KEYS = {"golden", "k", "metrics", "golden_set", "retrieval_only", "must_pass", "no_new_failures"}
+LISTED_MUST_PASS = "must_pass (listed)"
+NEWLY_FAILING = "newly_failing"
 
 
 class Decision(Enum):
@@ -80,6 +87,10 @@ class GatesConfig:
     gates: list[Gate]
     golden: str | None = None
     k: int = 5
+    golden_set: str | None = None
+    retrieval_only: bool | None = None  # None: decided by whether a model is configured
+    must_pass: tuple[str, ...] = ()
+    no_new_failures: bool = False
 
 
 @dataclass(frozen=True)
@@ -137,8 +148,19 @@ def gates_from_mapping(raw, *, source: str) -> GatesConfig:
     k = raw.get("k", 5)
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         fail(f"'k' must be a positive integer, got {k!r}")
+    golden_set = raw.get("golden_set")
+    if golden_set is not None and (not isinstance(golden_set, str) or not golden_set.strip()):
+        fail("'golden_set' must be the name of a golden set")
+    for key in ("retrieval_only", "no_new_failures"):
+        if key in raw and not isinstance(raw[key], bool):
+            fail(f"'{key}' must be true or false, got {raw[key]!r}")
+    must_pass = raw.get("must_pass", [])
+    if not isinstance(must_pass, list) or not all(isinstance(c, str) and c for c in must_pass):
+        fail("'must_pass' must be a list of case ids")
     return GatesConfig(source=source, gates=[_gate(name, spec, fail) for name, spec in metrics.items()],
-                       golden=golden, k=k)
+                       golden=golden, k=k, golden_set=golden_set, retrieval_only=raw.get("retrieval_only"),
+                       must_pass=tuple(dict.fromkeys(must_pass)),
+                       no_new_failures=raw.get("no_new_failures", False))
 
 
 def _gate(name, spec, fail) -> Gate:
@@ -176,9 +198,44 @@ def _gate(name, spec, fail) -> Gate:
                 **{key: float(spec[key]) for key in _THRESHOLDS if spec.get(key) is not None})
 
 
-def evaluate(config: GatesConfig, report: dict) -> GateReport:
-    """Compare each gate with the report and return the per-metric and overall decisions."""
-    return GateReport([_evaluate_gate(gate, report) for gate in config.gates])
+def evaluate(config: GatesConfig, report: dict, *, newly_failing: list[str] | None = None) -> GateReport:
+    """Compare each gate with the report and return the per-metric and overall decisions.
+
+    `newly_failing`: the case ids that passed in the baseline run and fail now (None: no baseline).
+    """
+    results = [_evaluate_gate(gate, report) for gate in config.gates]
+    if config.must_pass:
+        results.append(_listed_must_pass(config.must_pass, report))
+    if newly_failing is not None or config.no_new_failures:
+        results.append(_newly_failing(newly_failing))
+    return GateReport(results)
+
+
+def _listed_must_pass(case_ids: tuple[str, ...], report: dict) -> GateResult:
+    gate = Gate(metric=LISTED_MUST_PASS, block_above=0)
+    per_case = report.get("per_case") if isinstance(report.get("per_case"), list) else None
+    failing = report.get("failing")
+    if failing is None and per_case is not None:
+        # An eval_retrieval report: a case fails when no hit document is in its top k.
+        failing = [row.get("id") for row in per_case if row.get("failures") or row.get("first_hit_rank") is None]
+    if not isinstance(failing, list):
+        return GateResult(gate, Decision.BLOCK, None, "missing", "the report has no per-case results")
+    present = report.get("case_ids")
+    if present is None and per_case is not None:
+        present = [row.get("id") for row in per_case]
+    failing, present = set(failing), (set(present) if isinstance(present, list) else None)
+    blocking = [f"{case} (not in the run)" if present is not None and case not in present else case
+                for case in case_ids if case in failing or (present is not None and case not in present)]
+    return GateResult(gate, Decision.BLOCK if blocking else Decision.GO, float(len(blocking)), "count",
+                      ", ".join(blocking))
+
+
+def _newly_failing(case_ids: list[str] | None) -> GateResult:
+    gate = Gate(metric=NEWLY_FAILING, block_above=0)
+    if case_ids is None:
+        return GateResult(gate, Decision.SKIPPED, None, "missing", "no baseline run to compare with")
+    return GateResult(gate, Decision.BLOCK if case_ids else Decision.GO, float(len(case_ids)), "count",
+                      ", ".join(case_ids))
 
 
 def _evaluate_gate(gate: Gate, report: dict) -> GateResult:

@@ -2,6 +2,7 @@
 
 import io
 import json
+import re
 
 import pytest
 from django.core.management import call_command
@@ -10,6 +11,13 @@ from django.core.management.base import CommandError
 from traces.gates import Decision, GatesFileError, evaluate, gates_from_mapping, parse_gates
 
 REPORT = {"recall@5": 0.915, "mrr": 0.827, "must_pass_failures": [], "hard_negative_wins": ["g7"]}
+
+
+@pytest.fixture(autouse=True)
+def run_log(settings, tmp_path):
+    """Keep every gate decision of the tests out of the repository's run log."""
+    settings.GATE_RUN_LOG = str(tmp_path / "var" / "gate-runs.jsonl")
+    return tmp_path / "var" / "gate-runs.jsonl"
 
 
 def config(metrics, **extra):
@@ -275,3 +283,184 @@ def test_stricter_gates_iterate_or_block_on_the_sample_kb(sample_kb, settings, t
     gates = write(tmp_path, "gates.yaml", json.dumps({"golden": golden, "metrics": metrics}))  # JSON is YAML
     exit_code, out = run_gate("--gates", gates)
     assert exit_code == code, out
+
+
+# --- golden sets, listed must-pass cases, baselines and the run log ---------------------------------
+
+SET_TOML = """
+golden_set = "sample"
+golden = "kb/fixtures/golden.jsonl"
+retrieval_only = true
+must_pass = ["g001", "g002"]
+no_new_failures = true
+[metrics."recall@5"]
+block_below = 0.8
+"""
+
+
+def test_toml_reads_the_set_the_listed_must_pass_ids_and_the_baseline_rule():
+    parsed = parse_gates(SET_TOML, source="g.toml")
+    assert (parsed.golden_set, parsed.golden, parsed.retrieval_only) == ("sample", "kb/fixtures/golden.jsonl", True)
+    assert (parsed.must_pass, parsed.no_new_failures) == (("g001", "g002"), True)
+    assert parse_gates(TOML, source="g.toml").retrieval_only is None  # decided by the model settings
+
+
+@pytest.mark.parametrize(
+    "extra, problem",
+    [
+        ({"golden_set": ""}, "'golden_set' must be the name of a golden set"),
+        ({"must_pass": "g001"}, "'must_pass' must be a list of case ids"),
+        ({"must_pass": ["g001", 2]}, "'must_pass' must be a list of case ids"),
+        ({"no_new_failures": "yes"}, "'no_new_failures' must be true or false"),
+        ({"retrieval_only": 1}, "'retrieval_only' must be true or false"),
+    ],
+)
+def test_malformed_set_keys_are_named(extra, problem):
+    with pytest.raises(GatesFileError, match=re.escape(problem)):
+        config({"mrr": {"block_below": 0.6}}, **extra)
+
+
+@pytest.mark.parametrize(
+    "listed, decision, detail",
+    [
+        (["g1"], Decision.GO, ""),
+        (["g1", "g2"], Decision.BLOCK, "g2"),
+        (["g9"], Decision.BLOCK, "g9 (not in the run)"),
+    ],
+)
+def test_listed_must_pass_ids_block_when_they_fail_or_are_missing(listed, decision, detail):
+    outcome = evaluate(config({"mrr": {"block_below": 0.6}}, must_pass=listed),
+                       {**REPORT, "failing": ["g2", "g3"], "case_ids": ["g1", "g2", "g3"]})
+    [_, listed_result] = outcome.results
+    assert (listed_result.gate.metric, listed_result.decision, listed_result.detail) == (
+        "must_pass (listed)", decision, detail)
+    assert outcome.decision is decision
+
+
+@pytest.mark.parametrize(
+    "newly_failing, no_new_failures, decision, judged_on",
+    [
+        (None, True, Decision.SKIPPED, "missing"),  # no baseline: reported, not blocking
+        ([], True, Decision.GO, "count"),
+        (["g3", "g7"], True, Decision.BLOCK, "count"),
+        (["g3"], False, Decision.BLOCK, "count"),  # a baseline was asked for: its new failures block
+    ],
+)
+def test_newly_failing_cases_block(newly_failing, no_new_failures, decision, judged_on):
+    outcome = evaluate(config({"mrr": {"block_below": 0.6}}, no_new_failures=no_new_failures), REPORT,
+                       newly_failing=newly_failing)
+    result = outcome.results[-1]
+    assert (result.gate.metric, result.decision, result.judged_on) == ("newly_failing", decision, judged_on)
+    assert result.detail == (", ".join(newly_failing) if newly_failing else
+                             "" if newly_failing == [] else "no baseline run to compare with")
+
+
+def log_lines(path):
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+@pytest.mark.django_db
+def test_the_sample_gates_toml_goes_on_the_sample_kb_and_logs_the_decision(sample_kb, settings, run_log):
+    from traces.models import EvalRun, GoldenSet
+
+    settings.OPENAI_API_KEY, settings.OPENAI_BASE_URL = "", ""  # no model: retrieval-only by default
+    code, out = run_gate("--gates", str(settings.BASE_DIR / "traces/fixtures/gates.toml"))
+    assert code == 0, out
+    run = EvalRun.objects.get()
+    assert run.retrieval_only and run.golden_set == GoldenSet.objects.get(name="sample")
+    assert "imported kb/fixtures/golden.jsonl as golden set sample v1 (59 cases)" in out
+    assert f"report: eval run {run.pk} of sample" in out
+    assert out.rstrip().endswith("decision: go (exit 0)")
+    [line] = log_lines(run_log)
+    assert (line["decision"], line["exit_code"], line["run"], line["baseline"]) == ("go", 0, run.pk, None)
+    assert line["dataset"] == {"golden_set": "sample", "version": 1} and line["retrieval_only"] is True
+    assert line["index"]["version"] == run.index_version and line["index"]["embedding_model"]
+    assert line["recall@5"] == run.metrics["recall@5"] >= 0.9 and line["mrr"] == run.metrics["mrr"]
+    assert line["must_pass_failures"] == [] and line["newly_failing"] is None and line["judge"] is None
+    assert line["timestamp"].endswith("+00:00")
+
+
+TINY = [
+    {"id": "reconnect", "query": "cuanto cobran por reconexion de fibra", "hits": ["reconexion-fibra-es"]},
+    {"id": "zelle", "query": "I sent a zelle to 3055550147 on saturday, when will it show as paid?",
+     "hits": ["zelle-payments-en"]},
+]
+
+
+def tiny_gates(tmp_path, **extra):
+    golden = tmp_path / "tiny.jsonl"
+    golden.write_text("\n".join(json.dumps(row) for row in TINY), encoding="utf-8")
+    gates = {"golden_set": "tiny", "golden": str(golden), "retrieval_only": True, "no_new_failures": True,
+             "metrics": {"recall@5": {"block_below": 0.4, "iterate_below": 0.9}}, **extra}
+    return write(tmp_path, "gates.json", gates)
+
+
+def break_case(case_id, hits):
+    from traces.models import GoldenCase
+    from traces.services import golden_case_update
+
+    case = GoldenCase.objects.get(case_id=case_id)
+    golden_case_update(case=case, user=None, query=case.query, facts=[], hits=hits, hard_negatives=[],
+                       must_pass=False, clarification_expected=False, synthetic=False)
+
+
+@pytest.mark.django_db
+def test_a_case_that_newly_fails_against_the_baseline_blocks_with_its_id(sample_kb, tmp_path, run_log):
+    from traces.models import EvalRun
+
+    gates = tiny_gates(tmp_path)
+    code, out = run_gate("--gates", gates, "--baseline", "last")
+    assert code == 0, out
+    assert "no earlier finished run of tiny; nothing to compare with" in out
+    [row] = [line for line in out.splitlines() if line.startswith("newly_failing ")]
+    assert row.split() == ["newly_failing", "—", "missing", "—", ">", "0", "skipped"]
+    base = EvalRun.objects.get()
+
+    break_case("zelle", ["taxes-en"])  # recall 0.5: iterate on thresholds, but a case newly fails
+    code, out = run_gate("--gates", gates, "--baseline", "last")
+    assert code == 1, out
+    assert "  newly_failing: zelle" in out
+    assert f"baseline run {base.pk}: newly failing zelle · newly passing none" in out
+    assert out.rstrip().endswith("decision: block (exit 1)")
+    head = EvalRun.objects.latest("pk")
+    first, second = log_lines(run_log)
+    assert (first["decision"], first["newly_failing"]) == ("go", None)
+    assert (second["decision"], second["run"], second["baseline"]) == ("block", head.pk, base.pk)
+    assert second["newly_failing"] == ["zelle"] and second["dataset"] == {"golden_set": "tiny", "version": 2}
+    assert second["gates_failed"] == ["recall@5", "newly_failing"]
+
+    # The same run judged again, against the explicit base run, without running anything.
+    code, out = run_gate("--gates", gates, "--run", str(head.pk), "--baseline", str(base.pk))
+    assert code == 1 and "  newly_failing: zelle" in out
+    assert EvalRun.objects.count() == 2 and len(log_lines(run_log)) == 3
+
+
+@pytest.mark.django_db
+def test_a_missed_threshold_without_new_failures_iterates(sample_kb, tmp_path):
+    gates = tiny_gates(tmp_path)
+    assert run_gate("--gates", gates)[0] == 0
+    break_case("zelle", ["taxes-en"])
+    code, out = run_gate("--gates", gates)  # no baseline: the new failure is not known to be new
+    assert code == 2, out
+    assert "no baseline run to compare with" in out
+
+
+@pytest.mark.django_db
+def test_a_listed_must_pass_case_that_fails_blocks(sample_kb, tmp_path):
+    code, out = run_gate("--gates", tiny_gates(tmp_path, must_pass=["reconnect"]))
+    assert code == 0, out
+    break_case("reconnect", ["taxes-en"])
+    code, out = run_gate("--gates", tiny_gates(tmp_path, must_pass=["reconnect", "ghost"]))
+    assert code == 1
+    assert "  must_pass (listed): reconnect, ghost (not in the run)" in out
+
+
+@pytest.mark.django_db
+def test_baseline_misuse_is_a_clear_error(sample_kb, tmp_path, settings):
+    with pytest.raises(CommandError, match="cannot be used with --report"):
+        run_gate("--gates", str(settings.BASE_DIR / EXAMPLE), "--report", write(tmp_path, "r.json", REPORT),
+                 "--baseline", "last")
+    with pytest.raises(CommandError, match="no eval run 999999"):
+        run_gate("--gates", tiny_gates(tmp_path), "--baseline", "999999")
+    with pytest.raises(CommandError, match="--run: no eval run 424242"):
+        run_gate("--gates", tiny_gates(tmp_path), "--run", "424242")
