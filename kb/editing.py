@@ -163,7 +163,10 @@ def document_save(*, document: Document, source: str, base_version: int, author=
     if document.deleted_at is not None:
         raise EditError("the document is deleted; restore it before editing")
     current = document_source(document)
+    source = source.replace("\r\n", "\n")
     if document.version != base_version:
+        if source == current:  # a resubmitted form (double click): that text is already saved
+            return WriteResult(document, None, _space().index_version)
         base = _version_source(document, base_version)
         raise EditConflict(
             f"{document.slug} was saved as version {document.version} after you opened version {base_version}",
@@ -179,27 +182,34 @@ def section_save(*, document: Document, section: Section, text: str, base_hash: 
     """Save one section's new text; refuse when that section changed since the editor opened it."""
     document = Document.objects.select_for_update().get(pk=document.pk)
     section = Section.objects.get(pk=section.pk)
+    text = text.replace("\r\n", "\n").strip()
     if section.retired_in is not None or section.content_hash != base_hash:
         now = (document.sections.live().filter(heading_path=section.heading_path).first())
+        if now is not None and now.text == text:  # a resubmitted form (double click): already saved
+            return WriteResult(document, None, _space().index_version)
         raise EditConflict(
             f"the section “{section.heading_path}” was changed by another save after you opened it",
             base=base_text or section.text, theirs=now.text if now else "(the section was removed)",
             yours=text, current_version=document.version, current_hash=now.content_hash if now else "")
-    text = text.replace("\r\n", "\n").strip()
     if not text:
         raise EditError("a section needs text; to remove it, edit the whole document")
-    source = document_source(document)
-    if source.count(section.text) == 1:
-        new_source = source.replace(section.text, text)
-    else:  # the stored Markdown differs in spacing from the parsed text: rebuild it from the sections
-        from kb.chunking import ParsedSection
-
-        sections = [ParsedSection(s.heading_path, text if s.pk == section.pk else s.text)
-                    for s in document.sections.live().order_by("order")]
-        new_source = render_markdown(ParsedDocument(document.slug, document.title, document.language, sections))
+    new_source = section_source(document=document, section=section, text=text)
     parsed = parse_source(new_source, slug=document.slug)
     return document_write(document=document, parsed=parsed, source=new_source, kind=DocumentVersion.Kind.EDIT,
                           author=author, note=note or f"edited § {section.heading_path}", embedder=embedder)
+
+
+def section_source(*, document: Document, section: Section, text: str) -> str:
+    """Return the document's Markdown with one live section's text replaced by `text`."""
+    source = document_source(document)
+    if source.count(section.text) == 1:
+        return source.replace(section.text, text)
+    # The stored Markdown differs in spacing from the parsed text: rebuild it from the sections.
+    from kb.chunking import ParsedSection
+
+    sections = [ParsedSection(s.heading_path, text if s.pk == section.pk else s.text)
+                for s in document.sections.live().order_by("order")]
+    return render_markdown(ParsedDocument(document.slug, document.title, document.language, sections))
 
 
 def document_revert(*, document: Document, number: int, author=None, embedder: Embedder) -> WriteResult:
@@ -328,7 +338,8 @@ def document_write(*, document: Document | None, parsed: ParsedDocument, source:
         result.job = ReembedJob.objects.create(document=document, document_version=record.number,
                                                total=sum(1 for c in planned if c.embedding is None))
         job_id = result.job.pk
-        transaction.on_commit(lambda: _queue_reembed(job_id))
+        # robust: a failing embedder marks the job failed (the page offers a retry); the save stands.
+        transaction.on_commit(lambda: _queue_reembed(job_id), robust=True)
     if index_version is None:
         _refresh_stats()
     return result
@@ -405,6 +416,17 @@ def reembed_job_run(*, job: ReembedJob, embedder: Embedder) -> ReembedJob:
                                                     finished_at=timezone.now())
         raise
     ReembedJob.objects.filter(pk=job.pk).update(status=ReembedJob.Status.DONE, finished_at=timezone.now())
+    job.refresh_from_db()
+    return job
+
+
+@transaction.atomic
+def reembed_job_retry(*, job: ReembedJob) -> ReembedJob:
+    """Queue a failed job again (a second click, or a job already running or done, changes nothing)."""
+    updated = ReembedJob.objects.filter(pk=job.pk, status=ReembedJob.Status.FAILED).update(
+        status=ReembedJob.Status.QUEUED, error="", finished_at=None)
+    if updated:
+        transaction.on_commit(lambda: _queue_reembed(job.pk), robust=True)
     job.refresh_from_db()
     return job
 

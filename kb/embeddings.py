@@ -113,3 +113,20 @@ def get_embedder() -> Embedder:
         settings.EMBEDDINGS_API_KEY,
         settings.EMBEDDINGS_DIM,
     )
+
+
+class QueryCachingEmbedder:
+    """An embedder that embeds each query text once (a page that searches one query several times —
+    before/after an edit, scores beside the full search — pays for one embedding)."""
+
+    def __init__(self, embedder: Embedder):
+        self._embedder = embedder
+        self._vectors: dict[str, list[float]] = {}
+
+    def embed_query(self, text: str) -> list[float]:
+        if text not in self._vectors:
+            self._vectors[text] = self._embedder.embed_query(text)
+        return self._vectors[text]
+
+    def __getattr__(self, name):
+        return getattr(self._embedder, name)

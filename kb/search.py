@@ -260,19 +260,17 @@ def _tsquery(lexemes: list[str], operator: str = " | ") -> str:
     return operator.join("'" + lexeme.replace("'", "''").replace("\\", "\\\\") + "'" for lexeme in lexemes)
 
 
-def _text_branch(query: str, *, n: int, language: str | None,
-                 at_version: int | None = None) -> tuple[list[tuple[int, float]], list[str]]:
-    selected, conjunctive = _selective_terms(_text_terms(query, language), TEXT_CANDIDATE_CAP)
-    if not selected:
-        return [], []
+def text_match_sql(selected: list[tuple[str, str, int]], conjunctive: bool) -> tuple[dict, str, str, list[str]]:
+    """Return (terms per config, match condition, rank expression, tsquery params) for the selected terms.
+
+    The params are those of ONE expression: a query using both the rank and the match passes them twice.
+    """
     terms: dict[str, list[str]] = {}
     for cfg, lexeme, _ in sorted(selected, key=lambda t: (t[0], t[2], t[1])):
         terms.setdefault(cfg, []).append(lexeme)
-    table = Chunk._meta.db_table
     clauses, ranks, params = [], [], []
     for cfg, lexemes in terms.items():
-        tsquery = _tsquery(lexemes, " & " if conjunctive else " | ")
-        params.append(tsquery)
+        params.append(_tsquery(lexemes, " & " if conjunctive else " | "))
         # ts_rank is 0 for a chunk the query does not match, so no "CASE WHEN ... @@": every mention
         # of a tsvector column de-TOASTs it again, and that was most of this query's time.
         if cfg == "simple":
@@ -283,12 +281,22 @@ def _text_branch(query: str, *, n: int, language: str | None,
             clauses.append(f"(language = '{lang}' AND search_vector @@ %s::tsquery)")
             ranks.append(f"CASE WHEN language = '{lang}' "
                          f"THEN ts_rank(search_vector, %s::tsquery, {TEXT_RANK_NORMALIZATION}) ELSE 0 END")
+    return terms, f"({' OR '.join(clauses)})", f"({' + '.join(ranks)})", params
+
+
+def _text_branch(query: str, *, n: int, language: str | None,
+                 at_version: int | None = None) -> tuple[list[tuple[int, float]], list[str]]:
+    selected, conjunctive = _selective_terms(_text_terms(query, language), TEXT_CANDIDATE_CAP)
+    if not selected:
+        return [], []
+    terms, match, rank, params = text_match_sql(selected, conjunctive)
+    table = Chunk._meta.db_table
     language_filter = " AND language = %s" if language else ""
     live, live_params = _live_sql(at_version)
     sql = (
         f"SELECT id, rank FROM ("
-        f"  SELECT id, ({' + '.join(ranks)}) AS rank FROM {table}"
-        f"  WHERE ({' OR '.join(clauses)}) AND {live}{language_filter} LIMIT %s"
+        f"  SELECT id, {rank} AS rank FROM {table}"
+        f"  WHERE {match} AND {live}{language_filter} LIMIT %s"
         f") AS matched ORDER BY rank DESC, id LIMIT %s"
     )
     with connection.cursor() as cursor:

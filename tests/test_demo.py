@@ -1,4 +1,5 @@
-"""What `make demo` seeds: demo users with printed passwords and WhatsApp conversations through the webhook."""
+"""What `make demo` seeds: demo users with printed passwords, WhatsApp conversations through the webhook,
+and a review session whose worst retrieval failure is coded, with its golden case (issue 9)."""
 
 import io
 
@@ -6,7 +7,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from desk.models import Escalation, Message
-from traces.models import Trace
+from traces.models import GoldenCase, GoldenSet, ReviewNote, ReviewSession, Trace
 
 pytestmark = pytest.mark.django_db
 
@@ -41,3 +42,39 @@ def test_demo_conversations_refuse_without_a_webhook_secret(settings):
     settings.WHATSAPP_APP_SECRET = ""
     with pytest.raises(CommandError, match="WHATSAPP_APP_SECRET"):
         call_command("demo_conversations", stdout=io.StringIO())
+
+
+def test_the_demo_leaves_a_coded_retrieval_failure_and_its_golden_case(settings, sample_kb,
+                                                                      django_capture_on_commit_callbacks):
+    from desk.management.commands.demo_conversations import REVIEW_SESSION
+
+    settings.WHATSAPP_APP_SECRET = "demo-app-secret"
+    settings.OPENAI_API_KEY = settings.OPENAI_BASE_URL = ""
+    with django_capture_on_commit_callbacks(execute=True):
+        call_command("demo_users", stdout=io.StringIO())
+        call_command("demo_conversations", stdout=io.StringIO())
+
+    session = ReviewSession.objects.get(name=REVIEW_SESSION)
+    note = ReviewNote.objects.get(session=session, verdict="fail")
+    assert (note.stage, note.author.username) == ("retrieval", "analyst")
+    failure_class = note.failure_class
+    assert (failure_class.name, failure_class.stage) == ("Right document not retrieved", "retrieval")
+    trace = note.trace
+    assert trace.query == "if i downgrade mid month do i get money back for the days left"
+    assert trace.outcome == "answered"  # answered, from the wrong document
+    kept = [row["doc"] for row in trace.retrieval if row.get("kept")]
+    assert kept and "proration-en" not in kept
+    assert session.items.filter(trace=trace).exists()
+
+    demo = GoldenSet.objects.get(name="demo")
+    case = GoldenCase.objects.get(golden_set=demo, trace=trace)
+    assert case.hits == ["proration-en"] and case.query == trace.query
+    assert demo.cases.count() >= 4 and demo.versions.get(number=demo.current_version).snapshot
+
+    # Run again: nothing new.
+    counts = (ReviewSession.objects.count(), ReviewNote.objects.count(), GoldenCase.objects.count(),
+              demo.current_version, Trace.objects.count())
+    call_command("demo_conversations", stdout=io.StringIO())
+    demo.refresh_from_db()
+    assert (ReviewSession.objects.count(), ReviewNote.objects.count(), GoldenCase.objects.count(),
+            demo.current_version, Trace.objects.count()) == counts

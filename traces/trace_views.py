@@ -17,6 +17,7 @@ from django.views.decorators.http import require_POST
 
 from desk.models import Message
 from traces import selectors, services
+from traces.eval_views import trace_label_context
 from traces.models import (STAGES, FailureClass, FailureClassEvent, GoldenCase, GoldenSet, ReviewNote, ReviewSession,
                            SessionTrace, Trace)
 from traces.taxonomy import bars, saturation
@@ -120,7 +121,9 @@ def trace_detail(request, trace_id):
         golden_sets = list(GoldenSet.objects.all())
     return render(request, "traces/trace_detail.html", {"trace": trace, "stages": stages, "notes": notes,
                                                         "attempts": attempts, "context": _conversation_context(trace),
-                                                        "golden_sets": golden_sets})
+                                                        "golden_sets": golden_sets,
+                                                        # issue 8: the human-label form (traces/eval_views.py)
+                                                        **trace_label_context(request.user, trace)})
 
 
 @login_required

@@ -46,3 +46,13 @@ def browser_page(monkeypatch):
             yield page
         finally:
             browser.close()
+
+
+def log_in(page, base_url: str, username: str, password: str, next_path: str) -> None:
+    """Log in through the login form and wait for the page it sends the user on to."""
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.goto(f"{base_url}/login/?next={next_path}")
+    page.fill("#id_username", username)
+    page.fill("#id_password", password)
+    page.click("button[type=submit]")
+    page.wait_for_url(f"{base_url}{next_path}")

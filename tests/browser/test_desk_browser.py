@@ -11,7 +11,7 @@ import pytest
 from django.conf import settings
 from django.utils import timezone
 
-from tests.browser.conftest import BROWSER_MARKS, SCREENSHOTS, WAIT_MS
+from tests.browser.conftest import BROWSER_MARKS, SCREENSHOTS, WAIT_MS, log_in
 
 POLL_WAIT_MS = WAIT_MS
 
@@ -59,14 +59,8 @@ def test_an_agent_takes_over_replies_and_hands_back_without_the_bot_talking_over
     call_command("canned_replies_seed")
     _earlier_escalations()
     page = browser_page
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
 
-    # The agent logs in and lands on the queue.
-    page.goto(f"{live_server.url}/login/?next=/desk/")
-    page.fill("#id_username", "ana")
-    page.fill("#id_password", "ana-password-1")
-    page.click("button[type=submit]")
-    page.wait_for_url(f"{live_server.url}/desk/")
+    log_in(page, live_server.url, "ana", "ana-password-1", "/desk/")
     assert page.locator("tr.escalation").count() == 2
     page.evaluate("window.stillTheSamePage = true")
 

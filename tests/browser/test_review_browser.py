@@ -13,7 +13,7 @@ import pytest
 from django.conf import settings
 from django.utils import timezone
 
-from tests.browser.conftest import BROWSER_MARKS, SCREENSHOTS, WAIT_MS
+from tests.browser.conftest import BROWSER_MARKS, SCREENSHOTS, WAIT_MS, log_in
 
 pytestmark = BROWSER_MARKS
 
@@ -79,13 +79,8 @@ def test_an_analyst_samples_last_weeks_traces_codes_them_and_reads_the_share_per
     assert {t.outcome for t in traces} >= {"answered"}
     analyst = make_staff("lena", "analyst", password="lena-password-1")
     page = browser_page
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
 
-    page.goto(f"{live_server.url}/login/?next=/traces/sessions/")
-    page.fill("#id_username", "lena")
-    page.fill("#id_password", "lena-password-1")
-    page.click("button[type=submit]")
-    page.wait_for_url(f"{live_server.url}/traces/sessions/")
+    log_in(page, live_server.url, "lena", "lena-password-1", "/traces/sessions/")
 
     # "Sample 12 traces from last week": the form's default window is the last seven days.
     form = page.locator("form[aria-label='New session']")
