@@ -85,6 +85,13 @@ def review_note_save(*, session: ReviewSession, trace: Trace, author, verdict: s
         session=session, trace=trace, author=author,
         defaults={"verdict": verdict, "first_failure": first_failure, "stage": stage,
                   "model_faithful": model_faithful})
+    if model_faithful is not None and trace.final_text:
+        # "Was the model faithful to its context?" on an answer is the judge's question: the review
+        # doubles as a calibration label (the latest person's answer wins, as on the trace page).
+        from traces.labels import human_label_save
+
+        human_label_save(trace=trace, label="pass" if model_faithful else "fail",
+                         note=first_failure or "from a review note", author=author)
     return note
 
 

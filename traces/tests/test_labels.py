@@ -264,3 +264,28 @@ def test_a_run_that_cannot_be_corrected_says_why(labelled):
     labelled("test", "fail", "pass")  # the judge passes every answer: TPR 1, TNR 0
     chance = run_corrected_rate(run=run_with_items(passes=3, fails=1))
     assert "no better than chance" in chance["error"] and chance["judge_version"] == "judge-x"
+
+
+def test_a_review_note_that_judges_faithfulness_becomes_the_traces_calibration_label(make_trace, analyst):
+    import datetime as dt
+
+    from django.utils import timezone
+
+    from traces.models import ReviewSession, SessionTrace
+    from traces.services import review_note_save
+
+    answered, escalated = make_trace(), make_trace(answer="")
+    now = timezone.now()
+    session = ReviewSession.objects.create(name="s", window_start=now - dt.timedelta(days=7), window_end=now,
+                                           seed=1, requested_size=2)
+    for position, trace in enumerate([answered, escalated]):
+        SessionTrace.objects.create(session=session, trace=trace, source="uniform", position=position)
+
+    review_note_save(session=session, trace=answered, author=analyst, verdict="fail",
+                     first_failure="The price is not in the passage.", stage="writing", model_faithful=False)
+    review_note_save(session=session, trace=escalated, author=analyst, verdict="pass", model_faithful=True)
+    review_note_save(session=session, trace=answered, author=analyst, verdict="defer")  # no faithfulness said
+
+    label = HumanLabel.objects.get()
+    assert label.trace == answered and label.label == "fail" and label.note == "The price is not in the passage."
+    assert label.split == split_for(f"trace:{answered.pk}")
