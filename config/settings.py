@@ -137,6 +137,11 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
+# Inbound messages no turn answered (queued while the broker was down, or a crashed turn) are queued again
+# by `celery -A config beat` every minute, once they are BOT_REQUEUE_AFTER_S old, for BOT_REQUEUE_MAX_AGE_H.
+BOT_REQUEUE_AFTER_S = env_int("BOT_REQUEUE_AFTER_S", 60)
+BOT_REQUEUE_MAX_AGE_H = env_int("BOT_REQUEUE_MAX_AGE_H", 24)
+CELERY_BEAT_SCHEDULE = {"requeue-unanswered": {"task": "bot.requeue_unanswered", "schedule": 60.0}}
 
 REDIS_URL = env("REDIS_URL")
 

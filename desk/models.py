@@ -140,6 +140,8 @@ class Message(models.Model):
             # Analysts pull "verified wrong" answers into review sessions; few rows, found at once.
             models.Index(fields=["verified_wrong_at"], condition=Q(verified_wrong_at__isnull=False),
                          name="desk_msg_verified_wrong"),
+            # The minutely sweep for unanswered inbound messages reads the last day's inbound rows.
+            models.Index(fields=["created_at"], condition=Q(direction="in"), name="desk_msg_inbound_created"),
         ]
 
     def __str__(self):

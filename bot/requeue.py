@@ -1,0 +1,59 @@
+"""Queue again the inbound messages no turn ever answered: queued while the broker was down, or whose turn crashed.
+
+The webhook stores a message and queues its turn after commit. If the broker is unreachable at that
+moment the row is committed but no task exists, and Meta's redelivery is dropped as a duplicate — so
+without this sweep the subscriber would never hear back. A turn is idempotent (an atomic claim; a
+stale claim without a trace may be taken over), so queueing a message twice is harmless.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+
+from django.db.models import Exists, OuterRef, Q
+from django.utils import timezone
+from kombu.exceptions import OperationalError as BrokerError
+
+from bot.turn import STALE_CLAIM
+from desk.models import Message
+from desk.whatsapp import SILENT_KINDS
+from traces.models import Trace
+
+logger = logging.getLogger(__name__)
+
+
+def unanswered_messages(*, now: dt.datetime, min_age: dt.timedelta, max_age: dt.timedelta,
+                        limit: int = 500) -> list[int]:
+    """Return inbound messages older than min_age (and younger than max_age) that no turn finished, oldest first."""
+    never_claimed = Q(turn_claimed_at__isnull=True)
+    crashed = Q(turn_claimed_at__lt=now - STALE_CLAIM)
+    return list(
+        Message.objects.filter(direction=Message.Direction.INBOUND, created_at__lt=now - min_age,
+                               created_at__gte=now - max_age)
+        .filter(never_claimed | crashed)
+        .exclude(kind__in=SILENT_KINDS)
+        .exclude(Exists(Trace.objects.filter(message=OuterRef("pk"))))
+        .order_by("created_at", "pk")
+        .values_list("pk", flat=True)[:limit]
+    )
+
+
+def unanswered_requeue(*, now: dt.datetime | None = None, min_age: dt.timedelta = dt.timedelta(minutes=1),
+                       max_age: dt.timedelta = dt.timedelta(hours=24), limit: int = 500) -> list[int]:
+    """Queue the turn of every unanswered message; return the ids queued (stops at the first broker error)."""
+    from bot.tasks import handle_inbound
+
+    queued = []
+    for message_id in unanswered_messages(now=now or timezone.now(), min_age=min_age, max_age=max_age,
+                                          limit=limit):
+        try:
+            handle_inbound.delay(message_id)
+        except BrokerError:
+            logger.exception("The broker is still unreachable; %s unanswered messages wait for the next sweep",
+                             "some")
+            break
+        queued.append(message_id)
+    if queued:
+        logger.warning("Queued the turns of %d unanswered inbound messages: %s", len(queued), queued[:20])
+    return queued
