@@ -575,7 +575,8 @@ def make_queries(corpus: Corpus, count: int, seed: int) -> list[Query]:
 # Measurements
 # --------------------------------------------------------------------------------------------
 
-VECTOR_SQL = ("SELECT id, 1 - (embedding <=> %s::vector) AS score FROM kb_chunk WHERE embedding IS NOT NULL "
+VECTOR_SQL = ("SELECT id, 1 - (embedding <=> %s::vector) AS score FROM kb_chunk "
+              "WHERE embedding IS NOT NULL AND retired_in IS NULL "  # the HNSW index is partial on live chunks
               "ORDER BY embedding <=> %s::vector LIMIT %s")
 
 

@@ -46,7 +46,8 @@ class Document(models.Model):
     source_path = models.CharField(max_length=500, blank=True)
     content_hash = models.CharField(max_length=64)
     version = models.PositiveIntegerField(default=1)
-    source = models.TextField(blank=True, help_text="The Markdown of the current version (what editors edit).")
+    source = models.TextField(blank=True, db_default="",
+                              help_text="The Markdown of the current version (what editors edit).")
     deleted_at = models.DateTimeField(null=True, blank=True, help_text="Soft delete: its chunks are retired.")
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
