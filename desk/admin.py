@@ -4,7 +4,7 @@ from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
 
 from desk import services
-from desk.models import CannedReply, Contact, Conversation, Escalation, Event, Message
+from desk.models import CannedReply, Contact, Conversation, CreditNoteRequest, Escalation, Event, Message
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
@@ -101,3 +101,14 @@ class CannedReplyAdmin(admin.ModelAdmin):
     list_filter = ["language"]
     list_editable = ["order"]
     search_fields = ["title", "text"]
+
+
+@admin.register(CreditNoteRequest)
+class CreditNoteRequestAdmin(ReadOnlyAdmin):
+    """Read-only: approving, rejecting and re-sending happen at /desk/credit-notes/ through the services."""
+
+    list_display = ["pk", "status", "customer_id", "invoice_id", "amount", "currency", "proposed_by",
+                    "decided_by", "billing_credit_note_id", "proposed_at"]
+    list_filter = ["status", "currency"]
+    search_fields = ["customer_id", "invoice_id", "billing_credit_note_id", "idempotency_key"]
+    list_select_related = ["proposed_by", "decided_by"]

@@ -201,3 +201,53 @@ class CannedReply(models.Model):
 
     def __str__(self):
         return f"{self.language}: {self.title}"
+
+
+def credit_note_idempotency_key() -> str:
+    """Return a fresh Idempotency-Key, unique across databases: a reset never reuses one billing remembers."""
+    import uuid
+
+    return f"tracedesk-cn-{uuid.uuid4().hex}"
+
+
+class CreditNoteRequest(models.Model):
+    """A credit note an agent proposes on a customer's invoice; a supervisor approves, then billing has it."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Pending approval"
+        APPROVED = "approved", "Approved, sending"
+        REJECTED = "rejected", "Rejected"
+        SENT = "sent", "Sent to billing"
+        FAILED = "failed", "Sending failed"
+
+    conversation = models.ForeignKey(Conversation, on_delete=models.PROTECT, related_name="credit_notes")
+    customer_id = models.CharField(max_length=64)
+    invoice_id = models.CharField(max_length=32)
+    amount = models.DecimalField(max_digits=12, decimal_places=2)
+    currency = models.CharField(max_length=3)
+    reason = models.CharField(max_length=500)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
+    proposed_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL,
+                                    related_name="+")
+    proposed_at = models.DateTimeField(auto_now_add=True)
+    decided_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                   related_name="+")
+    decided_at = models.DateTimeField(null=True, blank=True)
+    decision_note = models.TextField(blank=True)
+    # Sent with every attempt: billing creates at most one credit note per key, however often we retry.
+    idempotency_key = models.CharField(max_length=128, unique=True, default=credit_note_idempotency_key,
+                                       editable=False)
+    billing_credit_note_id = models.CharField(max_length=64, blank=True)
+    billing_status = models.CharField(max_length=32, blank=True)
+    error = models.TextField(blank=True)
+    sent_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["proposed_at", "pk"]
+        constraints = [
+            models.CheckConstraint(condition=Q(amount__gt=0), name="desk_credit_note_amount_positive"),
+        ]
+        indexes = [models.Index(fields=["status", "proposed_at"], name="desk_cn_status_proposed")]
+
+    def __str__(self):
+        return f"credit note request {self.pk}: {self.amount} {self.currency} on {self.invoice_id}"

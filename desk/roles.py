@@ -20,6 +20,7 @@ SUPERVISOR_ADMIN_PERMISSIONS = [
 # (label, url name, permission) — a link shows when the user holds the permission
 NAVIGATION = [
     ("Desk", "desk:queue", "desk.use_desk"),
+    ("Credit notes", "desk:credit_notes", "desk.approve_credit_notes"),
     ("Traces", "traces:list", "desk.review_traces"),
     ("Evals", "traces:golden_sets", "desk.review_traces"),
     ("Verifier", "traces:verifier_playground", "desk.review_traces"),

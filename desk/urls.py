@@ -1,6 +1,6 @@
 from django.urls import path
 
-from desk import views, webhooks
+from desk import credit_views, views, webhooks
 
 app_name = "desk"
 urlpatterns = [
@@ -19,4 +19,12 @@ urlpatterns = [
     path("desk/conversations/<int:conversation_id>/resolve/", views.resolve, name="resolve"),
     path("desk/conversations/<int:conversation_id>/messages/<int:message_id>/verified-wrong/",
          views.mark_wrong, name="mark_wrong"),
+    path("desk/conversations/<int:conversation_id>/credit-notes/", credit_views.credit_note_propose,
+         name="credit_note_propose"),
+    path("desk/credit-notes/", credit_views.credit_notes, name="credit_notes"),
+    path("desk/credit-notes/<int:request_id>/approve/", credit_views.credit_note_approve,
+         name="credit_note_approve"),
+    path("desk/credit-notes/<int:request_id>/reject/", credit_views.credit_note_reject,
+         name="credit_note_reject"),
+    path("desk/credit-notes/<int:request_id>/retry/", credit_views.credit_note_retry, name="credit_note_retry"),
 ]

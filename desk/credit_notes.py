@@ -1,0 +1,318 @@
+"""Credit notes: an agent proposes one on a customer's invoice, a supervisor approves it, billing receives it.
+
+Every write is one function that checks permission, changes the row under a lock and writes an `Event`
+on the conversation. Billing is told only after the approval commits, with the request's own
+Idempotency-Key, so a double click, two supervisors or a retry after a failure never create two
+credit notes in billing.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+
+from django.core.exceptions import PermissionDenied
+from django.db import transaction
+from django.db.models import QuerySet, Sum
+from django.shortcuts import get_object_or_404
+from django.utils import timezone
+
+from desk.access import may_work_desk
+from desk.models import Conversation, CreditNoteRequest, Event
+
+logger = logging.getLogger(__name__)
+
+CURRENCIES = ("USD", "VES")
+REASON_MAX = 500  # the billing contract's limit
+INVOICES_LISTED = 12
+# Requests that still count against an invoice's total (a rejected one gives its amount back).
+COUNTING = [CreditNoteRequest.Status.PENDING, CreditNoteRequest.Status.APPROVED,
+            CreditNoteRequest.Status.SENT, CreditNoteRequest.Status.FAILED]
+
+
+class CreditNoteError(Exception):
+    """A credit-note action that cannot be done; the message says why, for the user."""
+
+
+class BillingUnavailable(CreditNoteError):
+    """Billing could not be asked (outage or open circuit): nothing was saved."""
+
+
+# Who may do what ---------------------------------------------------------------------------------
+
+def may_approve_credit_notes(user) -> bool:
+    """Supervisors approve, reject and re-send credit notes."""
+    return user.is_authenticated and user.has_perm("desk.approve_credit_notes")
+
+
+def _require_desk(user) -> None:
+    if not may_work_desk(user):
+        raise PermissionDenied("Only agents and supervisors propose credit notes.")
+
+
+def _require_approver(user) -> None:
+    if not may_approve_credit_notes(user):
+        raise PermissionDenied("Only supervisors approve credit notes.")
+
+
+def access_credit_note(user, request_id: int) -> CreditNoteRequest:
+    """Return the credit-note request when the user may decide on it; else raise PermissionDenied (or 404)."""
+    _require_approver(user)
+    return get_object_or_404(CreditNoteRequest, pk=request_id)
+
+
+# Reads -------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class CustomerInvoices:
+    """The invoices billing holds for a customer; `state` is ok | unavailable | not_found | unidentified."""
+
+    state: str
+    invoices: tuple = ()
+    error: str = ""
+
+    def find(self, invoice_id: str) -> dict | None:
+        return next((invoice for invoice in self.invoices if invoice.get("id") == invoice_id), None)
+
+
+def customer_invoices(*, customer_id: str) -> CustomerInvoices:
+    """Ask billing for the customer's last invoices (newest first)."""
+    if not customer_id:
+        return CustomerInvoices(state="unidentified")
+    from bot.billing.client import billing_client
+
+    try:
+        result = billing_client().invoices(customer_id, limit=INVOICES_LISTED)
+    except Exception:  # a broken client must cost this form, not the conversation page
+        logger.exception("invoices of %s failed", customer_id)
+        return CustomerInvoices(state="unavailable", error="client_error")
+    if result.should_escalate:
+        return CustomerInvoices(state="unavailable", error=result.error.code if result.error else "")
+    if not result.ok:
+        return CustomerInvoices(state="not_found", error=result.error.message if result.error else "")
+    return CustomerInvoices(state="ok", invoices=tuple(result.data.get("invoices") or ()))
+
+
+def conversation_credit_notes(*, conversation: Conversation) -> QuerySet[CreditNoteRequest]:
+    """Return the conversation's credit-note requests, newest first."""
+    return (conversation.credit_notes.select_related("proposed_by", "decided_by")
+            .order_by("-proposed_at", "-pk"))
+
+
+def credit_notes_pending() -> QuerySet[CreditNoteRequest]:
+    """Return the requests waiting for a supervisor, oldest first."""
+    return (CreditNoteRequest.objects.filter(status=CreditNoteRequest.Status.PENDING)
+            .select_related("conversation__contact", "proposed_by")
+            .order_by("proposed_at", "pk"))
+
+
+def credit_notes_decided(*, limit: int = 50) -> QuerySet[CreditNoteRequest]:
+    """Return the most recently decided requests (approved, sent, failed, rejected), newest decision first."""
+    return (CreditNoteRequest.objects.exclude(status=CreditNoteRequest.Status.PENDING)
+            .select_related("conversation__contact", "proposed_by", "decided_by")
+            .order_by("-decided_at", "-pk")[:limit])
+
+
+# Writes ------------------------------------------------------------------------------------------
+
+def _event(request: CreditNoteRequest, actor, kind: str, **detail) -> Event:
+    return Event.objects.create(
+        conversation_id=request.conversation_id, actor=actor, kind=kind,
+        detail={"credit_note_request": request.pk, "invoice_id": request.invoice_id,
+                "amount": f"{request.amount:.2f}", "currency": request.currency, **detail},
+    )
+
+
+def _amount(value) -> Decimal:
+    try:
+        amount = Decimal(str(value).strip().replace(",", "."))
+    except (InvalidOperation, ValueError) as exc:
+        raise CreditNoteError("The amount is not a number, e.g. 5.00.") from exc
+    if not amount.is_finite() or amount <= 0:
+        raise CreditNoteError("The amount must be above zero.")
+    if amount != amount.quantize(Decimal("0.01")):
+        raise CreditNoteError("The amount has at most two decimals.")
+    return amount.quantize(Decimal("0.01"))
+
+
+@transaction.atomic
+def credit_note_propose(*, conversation: Conversation, agent, invoice_id: str, amount, currency: str,
+                        reason: str) -> CreditNoteRequest:
+    """Propose a credit note on one of the conversation's customer's invoices; a supervisor decides.
+
+    The invoice is checked against billing now (it exists, same currency, the amount fits in its total);
+    when billing cannot be asked nothing is saved. The same proposal submitted twice is one request.
+    """
+    _require_desk(agent)
+    invoice_id = (invoice_id or "").strip()
+    currency = (currency or "").strip().upper()
+    reason = (reason or "").strip()
+    amount = _amount(amount)
+    if not reason:
+        raise CreditNoteError("Say why the customer gets this credit note.")
+    if len(reason) > REASON_MAX:
+        raise CreditNoteError(f"The reason has at most {REASON_MAX} characters.")
+    if currency not in CURRENCIES:
+        raise CreditNoteError("The currency is USD or VES.")
+    if not invoice_id:
+        raise CreditNoteError("Pick the invoice the credit note is for.")
+    customer_id = Conversation.objects.filter(pk=conversation.pk).values_list("contact__customer_id",
+                                                                            flat=True).get()
+    if not customer_id:
+        raise CreditNoteError("The customer is not identified yet: link a billing account first.")
+    # Billing is asked before any lock: a slow or failing API must not hold up the conversation's row
+    # (the bot's send point and take-over lock it too).
+    billing = customer_invoices(customer_id=customer_id)
+    if billing.state == "unavailable":
+        raise BillingUnavailable("Billing system unavailable: the invoice cannot be checked, so nothing was "
+                                 "saved. Try again in a minute.")
+    if billing.state != "ok":
+        raise CreditNoteError(f"Billing has no account {customer_id}.")
+    invoice = billing.find(invoice_id)
+    if invoice is None:
+        raise CreditNoteError(f"Invoice {invoice_id} is not one of {customer_id}'s invoices.")
+    total = invoice.get("total") or {}
+    if total.get("currency") != currency:
+        raise CreditNoteError(f"Invoice {invoice_id} is in {total.get('currency')}, not {currency}.")
+    invoice_total = Decimal(total.get("amount") or "0")
+    # Serialize proposals on one conversation: a double click waits here, then finds its twin.
+    conversation = Conversation.objects.select_for_update().get(pk=conversation.pk)
+    twin = conversation.credit_notes.filter(
+        status=CreditNoteRequest.Status.PENDING, invoice_id=invoice_id, amount=amount, currency=currency,
+        reason=reason, proposed_by=agent,
+    ).first()
+    if twin is not None:
+        return twin
+    already = (CreditNoteRequest.objects.filter(customer_id=customer_id, invoice_id=invoice_id,
+                                                status__in=COUNTING)
+               .aggregate(total=Sum("amount"))["total"] or Decimal("0"))
+    if amount + already > invoice_total:
+        room = invoice_total - already
+        raise CreditNoteError(
+            f"{amount:.2f} {currency} is more than invoice {invoice_id} allows: its total is "
+            f"{invoice_total:.2f} {currency}"
+            + (f" and {already:.2f} {currency} are already requested on it ({max(room, 0):.2f} left)."
+               if already else ".")
+        )
+    request = CreditNoteRequest.objects.create(
+        conversation=conversation, customer_id=customer_id, invoice_id=invoice_id, amount=amount,
+        currency=currency, reason=reason, proposed_by=agent,
+    )
+    _event(request, agent, "credit_note_proposed", reason=reason)
+    return request
+
+
+def _locked(request: CreditNoteRequest) -> CreditNoteRequest:
+    return (CreditNoteRequest.objects.select_for_update(of=("self",))
+            .select_related("conversation__contact").get(pk=request.pk))
+
+
+def _decided(request: CreditNoteRequest) -> str:
+    who = request.decided_by.get_username() if request.decided_by else "someone"
+    return f"This credit note is already {request.get_status_display().lower()} ({who})."
+
+
+@transaction.atomic
+def credit_note_approve(*, request: CreditNoteRequest, supervisor) -> CreditNoteRequest:
+    """Approve a pending request and, once that commits, send it to billing.
+
+    The row is locked (SELECT … FOR UPDATE): of a double click or two supervisors at once, one
+    approves and the other is told it is already approved; billing is called once.
+    """
+    _require_approver(supervisor)
+    request = _locked(request)
+    if request.status != CreditNoteRequest.Status.PENDING:
+        raise CreditNoteError(_decided(request))
+    if request.proposed_by_id == supervisor.pk:
+        raise CreditNoteError("You proposed this credit note: another supervisor approves it.")
+    request.status = CreditNoteRequest.Status.APPROVED
+    request.decided_by = supervisor
+    request.decided_at = timezone.now()
+    request.save(update_fields=["status", "decided_by", "decided_at"])
+    _event(request, supervisor, "credit_note_approved")
+    request_id = request.pk
+    transaction.on_commit(lambda: credit_note_send(request_id=request_id, actor=supervisor))
+    return request
+
+
+@transaction.atomic
+def credit_note_reject(*, request: CreditNoteRequest, supervisor, note: str) -> CreditNoteRequest:
+    """Reject a pending request with a note the proposer reads; billing is never asked."""
+    _require_approver(supervisor)
+    note = (note or "").strip()
+    if not note:
+        raise CreditNoteError("Say why the credit note is rejected.")
+    request = _locked(request)
+    if request.status != CreditNoteRequest.Status.PENDING:
+        raise CreditNoteError(_decided(request))
+    request.status = CreditNoteRequest.Status.REJECTED
+    request.decided_by = supervisor
+    request.decided_at = timezone.now()
+    request.decision_note = note[:2000]
+    request.save(update_fields=["status", "decided_by", "decided_at", "decision_note"])
+    _event(request, supervisor, "credit_note_rejected", note=request.decision_note)
+    return request
+
+
+@transaction.atomic
+def credit_note_send_retry(*, request: CreditNoteRequest, supervisor) -> CreditNoteRequest:
+    """Send an approved request again after a failure, with the same Idempotency-Key (never a second note)."""
+    _require_approver(supervisor)
+    request = _locked(request)
+    if request.status not in (CreditNoteRequest.Status.FAILED, CreditNoteRequest.Status.APPROVED):
+        raise CreditNoteError(_decided(request) if request.status != CreditNoteRequest.Status.PENDING
+                              else "Approve the credit note first.")
+    _event(request, supervisor, "credit_note_retried")
+    request_id = request.pk
+    transaction.on_commit(lambda: credit_note_send(request_id=request_id, actor=supervisor))
+    return request
+
+
+@transaction.atomic
+def credit_note_send(*, request_id: int, actor=None) -> CreditNoteRequest:
+    """Ask billing for the approved credit note and record the answer (sent, or failed with the error).
+
+    Runs after the approval committed. The row stays locked during the one HTTP call (bounded by
+    BILLING_API_TIMEOUT_S), so two senders never both call: the second finds it sent.
+    """
+    from bot.billing.client import billing_client
+
+    request = CreditNoteRequest.objects.select_for_update(of=("self",)).select_related(
+        "conversation__contact", "proposed_by").get(pk=request_id)
+    if request.status not in (CreditNoteRequest.Status.APPROVED, CreditNoteRequest.Status.FAILED):
+        return request
+    try:
+        result = billing_client().request_credit_note(
+            request.customer_id, invoice_id=request.invoice_id, amount=request.amount,
+            currency=request.currency, reason=request.reason, idempotency_key=request.idempotency_key,
+            # Part of the body billing fingerprints per key: it must be the same on every attempt.
+            requested_by=_requested_by(request), language=request.conversation.contact.language,
+        )
+    except Exception as exc:  # a bug in the client must leave a retryable row, not an approved limbo
+        logger.exception("credit note request %s failed", request.pk)
+        error, note = f"client_error: {type(exc).__name__}: {exc}", None
+    else:
+        note = result.data.get("credit_note") if result.ok else None
+        error = "" if note else (f"{result.error.code}: {result.error.message}" if result.error
+                                 else "billing gave no credit note")
+    if note:
+        request.status = CreditNoteRequest.Status.SENT
+        request.billing_credit_note_id = str(note.get("id", ""))[:64]
+        request.billing_status = str(note.get("status", ""))[:32]
+        request.error = ""
+        request.sent_at = timezone.now()
+        _event(request, actor, "credit_note_sent", billing_id=request.billing_credit_note_id,
+               billing_status=request.billing_status)
+    else:
+        request.status = CreditNoteRequest.Status.FAILED
+        request.error = error[:2000]
+        _event(request, actor, "credit_note_failed", error=request.error)
+    request.save(update_fields=["status", "billing_credit_note_id", "billing_status", "error", "sent_at"])
+    return request
+
+
+def _requested_by(request: CreditNoteRequest) -> str | None:
+    if request.proposed_by is None:
+        return None
+    return f"tracedesk:{request.proposed_by.get_username()}"[:100]
