@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import threading
 import uuid
 
+from django.db import connections
 from django.utils import timezone
 
 from desk.models import Channel, Contact, Conversation, Escalation, Event, Message
@@ -47,3 +49,15 @@ def escalated(*, reason="USER_REQUEST", text="quiero hablar con una persona", su
 
 def events_of(conversation: Conversation) -> list[str]:
     return list(Event.objects.filter(conversation=conversation).order_by("pk").values_list("kind", flat=True))
+
+
+def in_thread(target, errors: list) -> threading.Thread:
+    """Return a thread that runs target on its own connection and appends what it raises to errors."""
+    def run():
+        try:
+            target()
+        except BaseException as exc:  # surfaced by the test, not lost in the thread
+            errors.append(exc)
+        finally:
+            connections.close_all()
+    return threading.Thread(target=run)

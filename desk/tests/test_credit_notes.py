@@ -4,14 +4,13 @@ import threading
 from decimal import Decimal
 
 import pytest
-from django.db import connections
 from django.test import Client
 from django.urls import reverse
 
 from bot.billing.client import billing_client
 from desk import credit_notes as cn
 from desk.models import CreditNoteRequest, Event
-from desk.tests.desk_factories import conversation_start, escalated, events_of
+from desk.tests.desk_factories import conversation_start, escalated, events_of, in_thread
 
 pytestmark = pytest.mark.django_db
 HTMX = {"HTTP_HX_REQUEST": "true"}
@@ -266,17 +265,6 @@ def test_only_supervisors_decide(people, healthy_billing, action, who):
 
 # Concurrency against the real database ---------------------------------------------------------
 
-def _in_thread(target, errors):
-    def run():
-        try:
-            target()
-        except BaseException as exc:  # surfaced by the test, not lost in the thread
-            errors.append(exc)
-        finally:
-            connections.close_all()
-    return threading.Thread(target=run)
-
-
 @pytest.mark.django_db(transaction=True)
 def test_two_supervisors_approving_at_once_send_one_credit_note(make_staff, healthy_billing):
     ana = make_staff("ana", "agent")
@@ -293,7 +281,7 @@ def test_two_supervisors_approving_at_once_send_one_credit_note(make_staff, heal
         except cn.CreditNoteError as exc:
             outcomes[supervisor.username] = str(exc)
 
-    threads = [_in_thread(lambda s=s: approve(s), errors) for s in (sol, tom)]
+    threads = [in_thread(lambda s=s: approve(s), errors) for s in (sol, tom)]
     for thread in threads:
         thread.start()
     for thread in threads:

@@ -8,7 +8,6 @@ from datetime import timedelta
 import pytest
 from django.core.exceptions import PermissionDenied
 from django.core.management import call_command
-from django.db import connections
 from django.db.models import Max
 from django.utils import timezone
 
@@ -17,7 +16,7 @@ from bot.turn import run_turn
 from bot.writer import TemplateWriter
 from desk import services
 from desk.models import CannedReply, Channel, Conversation, Escalation, Event, Message
-from desk.tests.desk_factories import conversation_start, customer_says, escalated, events_of
+from desk.tests.desk_factories import conversation_start, customer_says, escalated, events_of, in_thread
 from traces.models import Trace
 
 ACCOUNT_QUESTION = "¿Cuánto debo este mes?"  # answered from billing facts, no knowledge base needed
@@ -293,17 +292,6 @@ def test_canned_replies_seed_creates_three_per_language_once():
 
 # Concurrency against the real database ---------------------------------------------------------
 
-def _in_thread(target, errors):
-    def run():
-        try:
-            target()
-        except BaseException as exc:  # surfaced by the test, not lost in the thread
-            errors.append(exc)
-        finally:
-            connections.close_all()
-    return threading.Thread(target=run)
-
-
 @pytest.mark.django_db(transaction=True)
 def test_two_agents_taking_over_at_once_one_wins_the_other_is_told_who(make_staff):
     ana, bob = make_staff("ana", "agent"), make_staff("bob", "agent")
@@ -318,7 +306,7 @@ def test_two_agents_taking_over_at_once_one_wins_the_other_is_told_who(make_staf
         except services.AlreadyTaken as exc:
             outcomes[agent.username] = f"told {exc.holder.username}"
 
-    threads = [_in_thread(lambda a=a: take(a), errors) for a in (ana, bob)]
+    threads = [in_thread(lambda a=a: take(a), errors) for a in (ana, bob)]
     for thread in threads:
         thread.start()
     for thread in threads:
@@ -345,7 +333,7 @@ def test_a_turn_in_flight_when_the_agent_takes_over_is_dropped_at_the_send_point
         return record(**kwargs)
 
     monkeypatch.setattr(bot.turn, "bot_reply_record", record_after_the_take_over)
-    turn = _in_thread(lambda: traces.append(run_turn(message_id=message.pk, writer=TemplateWriter())), errors)
+    turn = in_thread(lambda: traces.append(run_turn(message_id=message.pk, writer=TemplateWriter())), errors)
     turn.start()
     assert decided.wait(timeout=60)
     services.conversation_take_over(conversation_id=conversation.pk, agent=ana)  # committed (autocommit)
@@ -390,8 +378,8 @@ def test_many_turns_and_take_overs_at_once_leave_no_bot_message_after_the_take_o
         except services.AlreadyTaken as exc:
             refusals.append(exc.holder.username)
 
-    threads = [_in_thread(lambda b=b: turns(b), errors) for b in batches]
-    threads += [_in_thread(lambda a=a: take_over(a), errors) for a in agents]
+    threads = [in_thread(lambda b=b: turns(b), errors) for b in batches]
+    threads += [in_thread(lambda a=a: take_over(a), errors) for a in agents]
     for thread in threads:
         thread.start()
     for thread in threads:
