@@ -80,17 +80,10 @@ def select_bench_database() -> str:
     app_db = parts.path.lstrip("/") or "postgres"
     name = app_db if app_db.endswith("_bench") else f"{app_db}_bench"
     os.environ["DATABASE_URL"] = urlunsplit(parts._replace(path="/" + name))
-    _create_database_from_url(parts, name)
-    return name
-
-
-def _create_database_from_url(parts, name: str) -> None:
-    import psycopg
-
-    admin = urlunsplit(parts._replace(path="/postgres"))
-    with psycopg.connect(admin, autocommit=True) as conn:
+    with _admin_connect() as conn:
         if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone():
             conn.execute(f'CREATE DATABASE "{name}"')
+    return name
 
 
 def _admin_connect():
@@ -473,7 +466,8 @@ def build(corpus: Corpus) -> dict[str, float]:
     times["generate + COPY"] = time.perf_counter() - t_copy
     log(f"copied {n_sections:,} sections and {chunk_id:,} chunks ({with_identifiers:,} with identifiers) "
         f"in {times['generate + COPY']:.1f} s (tsvector columns computed by the server)")
-    del streams, embeddings
+    streams.clear()  # free the large word arrays (words() is done; a del would break its closure)
+    del embeddings
 
     t = time.perf_counter()
     with connection.cursor() as cursor:

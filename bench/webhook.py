@@ -145,6 +145,7 @@ def serve(port: int, threads: int, processes: int) -> None:
 def _webhook_requests(*, count: int, redeliveries: float, run_id: str, seed: int) -> tuple[list, dict]:
     """Return `count` signed webhook requests and what they contain (unique wamids, kinds)."""
     from desk.whatsapp import signature_header
+    from tests.fake_graph import change_value, inbound_message, webhook_body
 
     rng = random.Random(seed)
     senders = [f"58412{n:07d}" for n in range(SENDERS)]
@@ -157,24 +158,18 @@ def _webhook_requests(*, count: int, redeliveries: float, run_id: str, seed: int
         wa_id = rng.choice(senders)
         wamid = f"wamid.BENCH{run_id}{len(unique):08d}"
         roll = rng.random()
-        message = {"from": wa_id, "id": wamid, "timestamp": str(int(time.time())), "type": "text",
-                   "text": {"body": f"Hola, ¿cuál es el saldo de mi factura de este mes? ({i})"}}
+        sent = {"wa_id": wa_id, "wamid": wamid, "timestamp": int(time.time())}
         if roll > 0.97:
-            message.update(type="reaction", reaction={"message_id": f"wamid.OUT{i}", "emoji": "\U0001F44D"})
-            del message["text"]
+            message = inbound_message("reaction", **sent,
+                                      reaction={"message_id": f"wamid.OUT{i}", "emoji": "\U0001F44D"})
             silent += 1
         elif roll > 0.92:
-            message.update(type="image", image={"id": str(10**15 + i), "mime_type": "image/jpeg",
-                                                "sha256": "a" * 44, "caption": "mi comprobante"})
-            del message["text"]
-        body = {"object": "whatsapp_business_account", "entry": [{"id": "102290129340398", "changes": [{
-            "field": "messages",
-            "value": {"messaging_product": "whatsapp",
-                      "metadata": {"display_phone_number": "15550783881",
-                                   "phone_number_id": "106540352242922"},
-                      "contacts": [{"profile": {"name": f"Cliente {wa_id[-4:]}"}, "wa_id": wa_id,
-                                    "user_id": f"VE.{wa_id}"}],
-                      "messages": [message]}}]}]}
+            message = inbound_message("image", **sent, image={"id": str(10**15 + i), "mime_type": "image/jpeg",
+                                                               "sha256": "a" * 44, "caption": "mi comprobante"})
+        else:
+            message = inbound_message(
+                **sent, text={"body": f"Hola, ¿cuál es el saldo de mi factura de este mes? ({i})"})
+        body = webhook_body(change_value(messages=[message]))
         raw = json.dumps(body, separators=(",", ":")).encode()
         headers = {"Content-Type": "application/json", "User-Agent": "facebookexternalua",
                    "X-Hub-Signature-256": signature_header(raw, APP_SECRET)}

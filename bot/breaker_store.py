@@ -46,22 +46,20 @@ class RedisStore:
     def _key(self, name: str) -> str:
         return self.prefix + name
 
-    def load(self, name: str) -> CircuitState:
+    def _guard(self, action):
         import redis
 
         try:
-            return CircuitState.from_json(self.client.get(self._key(name)))
+            return action()
         except redis.RedisError as exc:
             raise BreakerStoreError(f"redis: {exc}") from exc
+
+    def load(self, name: str) -> CircuitState:
+        return self._guard(lambda: CircuitState.from_json(self.client.get(self._key(name))))
 
     def forget(self, name: str) -> None:
         """Delete a breaker's state (it reads as closed afterwards)."""
-        import redis
-
-        try:
-            self.client.delete(self._key(name))
-        except redis.RedisError as exc:
-            raise BreakerStoreError(f"redis: {exc}") from exc
+        self._guard(lambda: self.client.delete(self._key(name)))
 
     def update(self, name: str, decide: Callable[[CircuitState], tuple[CircuitState, T]]) -> T:
         import redis

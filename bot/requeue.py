@@ -50,8 +50,8 @@ def unanswered_requeue(*, now: dt.datetime | None = None, min_age: dt.timedelta 
         try:
             handle_inbound.delay(message_id)
         except BrokerError:
-            logger.exception("The broker is still unreachable; %s unanswered messages wait for the next sweep",
-                             "some")
+            logger.exception("The broker is still unreachable; some unanswered messages wait for the next "
+                             "sweep")
             break
         queued.append(message_id)
     if queued:

@@ -98,7 +98,8 @@ def run_turn(*, message_id: int, writer=None, billing=None, clock=time.perf_coun
     recorder = TurnRecorder(clock)
     recorder.fields.update(query=message.text, language=contact.language)
     with recorder.stage("gate"):
-        held = Conversation.objects.filter(pk=conversation.pk, handler=Conversation.Handler.HUMAN).exists()
+        # Loaded with the message just now: a second query would read the same committed row.
+        held = conversation.held_by_human
     if held:
         outcome = Silenced("gate")
     else:
@@ -297,23 +298,19 @@ def _identify_from_message(recorder, billing, text):
 
 def _evidence(chunks, facts):
     """Number the turn's evidence E1…En: retrieved chunks first, then billing facts."""
-    evidence, sources = [], {}
-    for hit in chunks:
-        item_id = f"E{len(evidence) + 1}"
-        evidence.append(grounding.Evidence(id=item_id, text=hit.text, value=None))
-        sources[item_id] = {"kind": "chunk", "chunk_id": hit.chunk_id, "doc": hit.doc, "section": hit.section,
-                            "language": hit.language}
-    for fact in facts:
-        item_id = f"E{len(evidence) + 1}"
-        evidence.append(grounding.Evidence(id=item_id, text=fact.text, value=fact.value))
-        sources[item_id] = {"kind": "fact", "fact_kind": fact.kind, "currency": fact.currency,
-                            "derivation": fact.derivation}
+    sources = {}
+    chunk_items = []
+    for number, hit in enumerate(chunks, start=1):
+        chunk_items.append(grounding.Evidence(id=f"E{number}", text=hit.text, value=None))
+        sources[f"E{number}"] = {"kind": "chunk", "chunk_id": hit.chunk_id, "doc": hit.doc,
+                                 "section": hit.section, "language": hit.language}
+    fact_items = []
+    for number, fact in enumerate(facts, start=len(chunk_items) + 1):
+        fact_items.append(grounding.Evidence(id=f"E{number}", text=fact.text, value=fact.value))
+        sources[f"E{number}"] = {"kind": "fact", "fact_kind": fact.kind, "currency": fact.currency,
+                                 "derivation": fact.derivation}
     # Facts first for account questions: the template writer reads them before any chunk.
-    if facts:
-        order = [e for e in evidence if sources[e.id]["kind"] == "fact"] + \
-                [e for e in evidence if sources[e.id]["kind"] == "chunk"]
-        return order, sources
-    return evidence, sources
+    return fact_items + chunk_items, sources
 
 
 def _history(conversation, message, limit: int = 6) -> list[tuple[str, str]]:
@@ -322,7 +319,7 @@ def _history(conversation, message, limit: int = 6) -> list[tuple[str, str]]:
     return [("user" if m.direction == Message.Direction.INBOUND else "assistant", m.text) for m in reversed(earlier)]
 
 
-def _write_once_with_retry(recorder, writer, request, problems, previous):
+def _write_once_with_retry(writer, request, problems, previous):
     errors = []
     for _ in range(2):  # a model error, timeout or unparseable output is retried once
         try:
@@ -340,7 +337,7 @@ def _write_and_verify(recorder, writer, request, *, template: bool):
     max_attempts = 1 + (settings.BOT_MAX_REWRITES if writer.can_rewrite else 0)
     for number in range(1, max_attempts + 1):
         with recorder.stage(f"write_{number}"):
-            draft, errors = _write_once_with_retry(recorder, writer, request, problems, previous)
+            draft, errors = _write_once_with_retry(writer, request, problems, previous)
         for error in errors:
             fields["attempts"].append({"attempt": number, **error})
         if draft is None:

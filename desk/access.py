@@ -18,10 +18,16 @@ def may_read_conversations(user) -> bool:
     return user.is_authenticated and (user.has_perm("desk.use_desk") or user.has_perm("desk.review_traces"))
 
 
+def require_desk_worker(user, message: str = "Only agents and supervisors act on conversations.") -> None:
+    """Raise PermissionDenied(message) unless the user works the desk."""
+    if not may_work_desk(user):
+        raise PermissionDenied(message)
+
+
 def access_conversation(user, conversation_id: int, *, write: bool = False) -> Conversation:
     """Return the conversation when the user may read it (or act on it, with write=True); else raise PermissionDenied."""
-    if write and not may_work_desk(user):
-        raise PermissionDenied("Only agents and supervisors act on conversations.")
+    if write:
+        require_desk_worker(user)
     if not may_read_conversations(user):
         raise PermissionDenied("Your role does not open conversations.")
     return get_object_or_404(Conversation.objects.select_related("contact", "assignee"), pk=conversation_id)

@@ -35,19 +35,17 @@ class ContactAdmin(admin.ModelAdmin):
         return False
 
 
-def _desk_action(service, done: str):
-    def action(modeladmin, request, queryset):
-        changed = 0
-        for conversation_id in queryset.values_list("pk", flat=True):
-            try:
-                service(conversation_id=conversation_id, agent=request.user)
-                changed += 1
-            except (services.DeskActionError, PermissionDenied) as exc:
-                modeladmin.message_user(request, f"Conversation {conversation_id}: {exc}", messages.ERROR)
-        if changed:
-            modeladmin.message_user(request, f"{changed} conversation(s) {done}.", messages.SUCCESS)
-
-    return action
+def _desk_action(modeladmin, request, queryset, service, done: str) -> None:
+    """Run one desk service on each selected conversation and tell the user what changed and what did not."""
+    changed = 0
+    for conversation_id in queryset.values_list("pk", flat=True):
+        try:
+            service(conversation_id=conversation_id, agent=request.user)
+            changed += 1
+        except (services.DeskActionError, PermissionDenied) as exc:
+            modeladmin.message_user(request, f"Conversation {conversation_id}: {exc}", messages.ERROR)
+    if changed:
+        modeladmin.message_user(request, f"{changed} conversation(s) {done}.", messages.SUCCESS)
 
 
 @admin.register(Conversation)
@@ -61,15 +59,15 @@ class ConversationAdmin(ReadOnlyAdmin):
 
     @admin.action(description="Take over (silence the bot, assign to me)")
     def take_over(self, request, queryset):
-        _desk_action(services.conversation_take_over, "taken over")(self, request, queryset)
+        _desk_action(self, request, queryset, services.conversation_take_over, "taken over")
 
     @admin.action(description="Hand back to the bot")
     def hand_back(self, request, queryset):
-        _desk_action(services.conversation_hand_back, "handed back")(self, request, queryset)
+        _desk_action(self, request, queryset, services.conversation_hand_back, "handed back")
 
     @admin.action(description="Resolve")
     def resolve(self, request, queryset):
-        _desk_action(services.conversation_resolve, "resolved")(self, request, queryset)
+        _desk_action(self, request, queryset, services.conversation_resolve, "resolved")
 
 
 @admin.register(Message)

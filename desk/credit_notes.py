@@ -18,7 +18,7 @@ from django.db.models import QuerySet, Sum
 from django.shortcuts import get_object_or_404
 from django.utils import timezone
 
-from desk.access import may_work_desk
+from desk.access import require_desk_worker
 from desk.models import Conversation, CreditNoteRequest, Event
 
 logger = logging.getLogger(__name__)
@@ -46,19 +46,15 @@ def may_approve_credit_notes(user) -> bool:
     return user.is_authenticated and user.has_perm("desk.approve_credit_notes")
 
 
-def _require_desk(user) -> None:
-    if not may_work_desk(user):
-        raise PermissionDenied("Only agents and supervisors propose credit notes.")
-
-
-def _require_approver(user) -> None:
+def require_approver(user) -> None:
+    """Raise PermissionDenied unless the user is a supervisor."""
     if not may_approve_credit_notes(user):
         raise PermissionDenied("Only supervisors approve credit notes.")
 
 
 def access_credit_note(user, request_id: int) -> CreditNoteRequest:
     """Return the credit-note request when the user may decide on it; else raise PermissionDenied (or 404)."""
-    _require_approver(user)
+    require_approver(user)
     return get_object_or_404(CreditNoteRequest, pk=request_id)
 
 
@@ -144,7 +140,7 @@ def credit_note_propose(*, conversation: Conversation, agent, invoice_id: str, a
     The invoice is checked against billing now (it exists, same currency, the amount fits in its total);
     when billing cannot be asked nothing is saved. The same proposal submitted twice is one request.
     """
-    _require_desk(agent)
+    require_desk_worker(agent, "Only agents and supervisors propose credit notes.")
     invoice_id = (invoice_id or "").strip()
     currency = (currency or "").strip().upper()
     reason = (reason or "").strip()
@@ -220,7 +216,7 @@ def credit_note_approve(*, request: CreditNoteRequest, supervisor) -> CreditNote
     The row is locked (SELECT … FOR UPDATE): of a double click or two supervisors at once, one
     approves and the other is told it is already approved; billing is called once.
     """
-    _require_approver(supervisor)
+    require_approver(supervisor)
     request = _locked(request)
     if request.status != CreditNoteRequest.Status.PENDING:
         raise CreditNoteError(_decided(request))
@@ -239,7 +235,7 @@ def credit_note_approve(*, request: CreditNoteRequest, supervisor) -> CreditNote
 @transaction.atomic
 def credit_note_reject(*, request: CreditNoteRequest, supervisor, note: str) -> CreditNoteRequest:
     """Reject a pending request with a note the proposer reads; billing is never asked."""
-    _require_approver(supervisor)
+    require_approver(supervisor)
     note = (note or "").strip()
     if not note:
         raise CreditNoteError("Say why the credit note is rejected.")
@@ -258,7 +254,7 @@ def credit_note_reject(*, request: CreditNoteRequest, supervisor, note: str) -> 
 @transaction.atomic
 def credit_note_send_retry(*, request: CreditNoteRequest, supervisor) -> CreditNoteRequest:
     """Send an approved request again after a failure, with the same Idempotency-Key (never a second note)."""
-    _require_approver(supervisor)
+    require_approver(supervisor)
     request = _locked(request)
     if request.status not in (CreditNoteRequest.Status.FAILED, CreditNoteRequest.Status.APPROVED):
         raise CreditNoteError(_decided(request) if request.status != CreditNoteRequest.Status.PENDING

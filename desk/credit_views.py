@@ -5,7 +5,6 @@ from __future__ import annotations
 from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
@@ -92,12 +91,7 @@ def credit_note_propose(request, conversation_id):
 
 # The approvers' page -----------------------------------------------------------------------------
 
-def _require_approver_page(user) -> None:
-    if not cn.may_approve_credit_notes(user):
-        raise PermissionDenied("Only supervisors approve credit notes.")
-
-
-def _lists_context(request, *, error: str = "", notice: str = "") -> dict:
+def _lists_context(*, error: str = "", notice: str = "") -> dict:
     return {
         "pending": list(cn.credit_notes_pending()),
         "decided": list(cn.credit_notes_decided()),
@@ -110,9 +104,9 @@ def _lists_context(request, *, error: str = "", notice: str = "") -> dict:
 @require_GET
 def credit_notes(request):
     """List the credit notes waiting for approval (oldest first), then the recently decided ones."""
-    _require_approver_page(request.user)
+    cn.require_approver(request.user)
     template = "desk/credit_notes.html#lists" if request.htmx else "desk/credit_notes.html"
-    return render(request, template, _lists_context(request))
+    return render(request, template, _lists_context())
 
 
 def _decide(request, request_id: int, action, done) -> object:
@@ -122,12 +116,12 @@ def _decide(request, request_id: int, action, done) -> object:
         proposal = action(proposal)
     except cn.CreditNoteError as exc:
         if request.htmx:
-            return render(request, "desk/credit_notes.html#lists", _lists_context(request, error=str(exc)))
-        return render(request, "desk/credit_notes.html", _lists_context(request, error=str(exc)), status=409)
+            return render(request, "desk/credit_notes.html#lists", _lists_context(error=str(exc)))
+        return render(request, "desk/credit_notes.html", _lists_context(error=str(exc)), status=409)
     proposal.refresh_from_db()  # the send ran after the decision committed
     notice = done(proposal)
     if request.htmx:
-        return render(request, "desk/credit_notes.html#lists", _lists_context(request, notice=notice))
+        return render(request, "desk/credit_notes.html#lists", _lists_context(notice=notice))
     messages.success(request, notice)
     return redirect("desk:credit_notes")
 

@@ -9,6 +9,7 @@ from django.db.models import F, Value
 from django.db.models.functions import Concat
 from django.utils import timezone
 
+from desk.access import require_desk_worker
 from desk.models import Conversation, Escalation, Event, Message
 
 
@@ -111,15 +112,6 @@ class AlreadyTaken(DeskActionError):
 WHATSAPP_WINDOW_HOURS = 24
 
 
-def _require_agent(user) -> None:
-    from django.core.exceptions import PermissionDenied
-
-    from desk.access import may_work_desk
-
-    if not may_work_desk(user):
-        raise PermissionDenied("Only agents and supervisors act on conversations.")
-
-
 def _locked(conversation_id: int) -> Conversation:
     return Conversation.objects.select_for_update().get(pk=conversation_id)
 
@@ -131,7 +123,7 @@ def _event(conversation, actor, kind, **detail) -> Event:
 @transaction.atomic
 def conversation_take_over(*, conversation_id: int, agent) -> Conversation:
     """Assign the conversation to the agent and silence the bot; a second agent is told who has it."""
-    _require_agent(agent)
+    require_desk_worker(agent)
     conversation = _locked(conversation_id)
     if conversation.held_by_human and conversation.assignee_id and conversation.assignee_id != agent.pk:
         raise AlreadyTaken(conversation.assignee)
@@ -159,7 +151,7 @@ def reply_window_open(conversation, *, now=None) -> bool:
 @transaction.atomic
 def agent_reply_send(*, conversation_id: int, agent, text: str, now=None) -> Message:
     """Send the agent's reply through the conversation's channel (the agent must hold the conversation)."""
-    _require_agent(agent)
+    require_desk_worker(agent)
     text = (text or "").strip()
     if not text:
         raise DeskActionError("The reply is empty.")
@@ -180,7 +172,7 @@ def agent_reply_send(*, conversation_id: int, agent, text: str, now=None) -> Mes
 @transaction.atomic
 def note_add(*, conversation_id: int, agent, text: str) -> Event:
     """Add a private note to the thread; it is never sent to the customer."""
-    _require_agent(agent)
+    require_desk_worker(agent)
     text = (text or "").strip()
     if not text:
         raise DeskActionError("The note is empty.")
@@ -191,8 +183,8 @@ def note_add(*, conversation_id: int, agent, text: str) -> Event:
 @transaction.atomic
 def conversation_assign(*, conversation_id: int, actor, assignee) -> Conversation:
     """Assign or reassign a human-held conversation to an agent."""
-    _require_agent(actor)
-    _require_agent(assignee)
+    require_desk_worker(actor)
+    require_desk_worker(assignee)
     conversation = _locked(conversation_id)
     conversation.assignee = assignee
     conversation.handler = Conversation.Handler.HUMAN
@@ -212,7 +204,7 @@ def _close_escalations(conversation, how: str) -> None:
 @transaction.atomic
 def conversation_hand_back(*, conversation_id: int, agent) -> Conversation:
     """Give the conversation back to the bot: it answers the next inbound message again."""
-    _require_agent(agent)
+    require_desk_worker(agent)
     conversation = _locked(conversation_id)
     conversation.handler = Conversation.Handler.BOT
     conversation.assignee = None
@@ -225,7 +217,7 @@ def conversation_hand_back(*, conversation_id: int, agent) -> Conversation:
 @transaction.atomic
 def conversation_resolve(*, conversation_id: int, agent) -> Conversation:
     """Close the conversation and its escalations."""
-    _require_agent(agent)
+    require_desk_worker(agent)
     conversation = _locked(conversation_id)
     conversation.status = Conversation.Status.RESOLVED
     conversation.save(update_fields=["status", "updated_at"])
@@ -252,7 +244,7 @@ def conversation_reopen_on_inbound(*, conversation_id: int, to_human: bool = Fal
 @transaction.atomic
 def message_mark_wrong(*, message_id: int, agent, reason: str) -> Message:
     """Record an agent's verdict that a bot answer is wrong; analysts find it through its trace."""
-    _require_agent(agent)
+    require_desk_worker(agent)
     reason = (reason or "").strip()
     if not reason:
         raise DeskActionError("Say in a few words what is wrong.")

@@ -20,6 +20,7 @@ from desk.models import CannedReply, Conversation, Message
 from desk.selectors import (
     QueueCursor,
     QueueFilters,
+    account_summary,
     conversation_escalation,
     conversation_last_turn,
     conversation_thread,
@@ -177,8 +178,6 @@ def _trace_panel(trace, user) -> dict | None:
 
 
 def _page_context(request, conversation: Conversation, **work) -> dict:
-    from desk.selectors import account_summary
-
     context = _work_context(request, conversation, **work)
     escalation = conversation_escalation(conversation=conversation)
     context.update(
@@ -242,8 +241,7 @@ def _after_action(request, conversation_id: int, *, error: str = "", composer_te
 
 
 def _run(request, conversation_id: int, action, *, composer_text: str = ""):
-    """Check write access, run one service, and answer with its outcome."""
-    access_conversation(request.user, conversation_id, write=True)
+    """Run one service (the caller checked write access) and answer with its outcome."""
     try:
         action()
     except services.AlreadyTaken as exc:
@@ -258,6 +256,7 @@ def _run(request, conversation_id: int, action, *, composer_text: str = ""):
 @require_POST
 def take_over(request, conversation_id):
     """Take the conversation: it is assigned to you and the bot goes silent."""
+    access_conversation(request.user, conversation_id, write=True)
     return _run(request, conversation_id,
                 lambda: services.conversation_take_over(conversation_id=conversation_id, agent=request.user))
 
@@ -306,6 +305,7 @@ def assign(request, conversation_id):
 @require_POST
 def hand_back(request, conversation_id):
     """Give the conversation back to the bot."""
+    access_conversation(request.user, conversation_id, write=True)
     return _run(request, conversation_id,
                 lambda: services.conversation_hand_back(conversation_id=conversation_id, agent=request.user))
 
@@ -314,6 +314,7 @@ def hand_back(request, conversation_id):
 @require_POST
 def resolve(request, conversation_id):
     """Close the conversation and its escalations."""
+    access_conversation(request.user, conversation_id, write=True)
     return _run(request, conversation_id,
                 lambda: services.conversation_resolve(conversation_id=conversation_id, agent=request.user))
 

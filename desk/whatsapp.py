@@ -217,12 +217,11 @@ def _message(raw, *, contacts: dict[str, dict], phone_number_id: str) -> Inbound
     text, details = _content(raw, kind)
     extra: dict[str, str] = {}
     if kind == "reaction":
-        reaction = _object(raw, "reaction")
-        extra["reacted_message_id"] = str(reaction.get("message_id") or "")
-        extra["emoji"] = str(reaction.get("emoji") or "")  # '' means the reaction was removed
+        # '' emoji means the reaction was removed
+        extra.update(reacted_message_id=details["reacted_message_id"], emoji=details["emoji"])
     elif kind == "system":
         system = _object(raw, "system")
-        extra["system_type"] = str(system.get("type") or "")
+        extra["system_type"] = details["system_type"]
         # Meta's reference names the new id `wa_id`; older payloads and SDKs call it `new_wa_id`.
         extra["new_wa_id"] = str(system.get("wa_id") or system.get("new_wa_id") or "")
         extra["new_user_id"] = str(system.get("user_id") or system.get("new_user_id") or "")

@@ -118,18 +118,24 @@ def affected_rerun(*, document: Document, before_version: int | None = None, aft
 
 
 def affected_report(*, document: Document, before_version: int | None = None,
-                    after_version: int | None = None, k: int = 5,
-                    embedder: Embedder | None = None) -> RerunReport:
-    """Return affected_rerun's moves with the versions they compare (for the page)."""
+                    after_version: int | None = None, k: int = 5, embedder: Embedder | None = None,
+                    cases: list[GoldenCase] | None = None, current: int | None = None) -> RerunReport:
+    """Return affected_rerun's moves with the versions they compare (for the page).
+
+    `cases` and `current` take the page's affected_cases() and current_index_version() so they are not
+    queried twice."""
     if before_version is None:
         before_version = default_before_version(document=document)
-    current = current_index_version()
+    if current is None:
+        current = current_index_version()
+    if cases is None:
+        cases = affected_cases(document=document)
     if after_version is not None and after_version >= current:
         after_version = None  # "now" searches the live index (HNSW) and means the same
     embedder = QueryCachingEmbedder(embedder or get_embedder())
     depth = max(k, RANK_DEPTH)
     moves = []
-    for case in affected_cases(document=document):
+    for case in cases:
         spec = CaseSpec(id=case.case_id, query=case.query, hits=list(case.hits),
                         hard_negatives=list(case.hard_negatives), must_pass=case.must_pass)
         before_chunks = _ranked_docs(case.query, depth, before_version, embedder)

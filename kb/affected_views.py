@@ -5,17 +5,9 @@ from django.shortcuts import get_object_or_404, render
 
 from kb.affected import affected_cases, affected_report, current_index_version, default_before_version
 from kb.models import Document
-from kb.views import kb_editor_required
+from kb.views import _int_param, kb_editor_required
 
 MAX_K = 20
-
-
-def _version(raw, *, high: int) -> int | None:
-    """Return raw as an index version in [0, high]; None when empty or not a number."""
-    try:
-        return min(max(int(raw), 0), high)
-    except (TypeError, ValueError):
-        return None
 
 
 @login_required
@@ -25,18 +17,17 @@ def affected_cases_page(request, slug):
     document = get_object_or_404(Document, slug=slug)
     current = current_index_version()
     source = request.POST if request.method == "POST" else request.GET
-    before = _version(source.get("before"), high=current)
-    after = _version(source.get("after"), high=current)
-    try:
-        k = min(max(int(source.get("k") or 5), 1), MAX_K)
-    except ValueError:
-        k = 5
+    before = _int_param(source.get("before"), default=None, low=0, high=current)
+    after = _int_param(source.get("after"), default=None, low=0, high=current)
+    k = _int_param(source.get("k"), default=5, low=1, high=MAX_K)
+    cases = affected_cases(document=document)
     report = None
     if request.method == "POST":
-        report = affected_report(document=document, before_version=before, after_version=after, k=k)
+        report = affected_report(document=document, before_version=before, after_version=after, k=k,
+                                 cases=cases, current=current)
     context = {
         "document": document,
-        "cases": affected_cases(document=document),
+        "cases": cases,
         "versions": document.versions.filter(index_version__isnull=False).select_related("author"),
         "report": report,
         "before": before if before is not None else default_before_version(document=document),

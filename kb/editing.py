@@ -23,7 +23,9 @@ from kb.chunking import (
     HEADING_SEPARATOR,
     MalformedDocument,
     ParsedDocument,
+    ParsedSection,
     chunk_section,
+    parse_file,
     parse_markdown,
     render_markdown,
     section_hash,
@@ -99,6 +101,7 @@ def text_diff(old: str, new: str, old_name: str = "before", new_name: str = "aft
 
 
 def source_hash(source: str) -> str:
+    """Return the SHA-256 of a text: a document's source, or a chunk's text (its vector's reuse key)."""
     return hashlib.sha256(source.encode("utf-8")).hexdigest()
 
 
@@ -107,8 +110,6 @@ def document_source(document: Document) -> str:
     if document.source:
         return document.source
     sections = list(document.sections.live().order_by("order"))
-    from kb.chunking import ParsedSection
-
     return render_markdown(ParsedDocument(
         slug=document.slug, title=document.title, language=document.language,
         sections=[ParsedSection(s.heading_path, s.text) for s in sections]))
@@ -205,8 +206,6 @@ def section_source(*, document: Document, section: Section, text: str) -> str:
     if source.count(section.text) == 1:
         return source.replace(section.text, text)
     # The stored Markdown differs in spacing from the parsed text: rebuild it from the sections.
-    from kb.chunking import ParsedSection
-
     sections = [ParsedSection(s.heading_path, text if s.pk == section.pk else s.text)
                 for s in document.sections.live().order_by("order")]
     return render_markdown(ParsedDocument(document.slug, document.title, document.language, sections))
@@ -305,8 +304,8 @@ def document_write(*, document: Document | None, parsed: ParsedDocument, source:
                               count_tokens=embedder.count_tokens, max_tokens=embedder.max_tokens)
         for piece, text in enumerate(texts):
             planned.append(Chunk(document=document, section=section, piece=piece, language=parsed.language,
-                                 text=text, content_hash=_sha256(text), identifiers=find_identifiers(text),
-                                 added_in=version))
+                                 text=text, content_hash=source_hash(text),
+                                 identifiers=find_identifiers(text), added_in=version))
     given = vectors or {}
     stored: dict[str, list[float]] = {}
     missing = {c.content_hash for c in planned} - set(given)
@@ -384,10 +383,6 @@ def _refresh_stats() -> None:
     refresh_term_stats()
 
 
-def _sha256(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
 def _queue_reembed(job_id: int) -> None:
     from kb.tasks import reembed_document
 
@@ -437,8 +432,6 @@ def heading_label(heading_path: str) -> str:
 
 def read_upload(name: str, raw: bytes) -> tuple[ParsedDocument, str]:
     """Parse an uploaded .md/.html file; return it and the Markdown to store. Raise EditError with the reason."""
-    from kb.chunking import parse_file
-
     path = Path(name)
     try:
         parsed = parse_file(path, raw.decode("utf-8"))

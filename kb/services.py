@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -10,6 +9,7 @@ from typing import Callable
 from django.db import connection, transaction
 
 from kb.chunking import SUPPORTED_SUFFIXES, ParsedDocument, chunk_section
+from kb.editing import EMBED_BATCH, EditError, document_write, read_upload, source_hash
 from kb.embeddings import Embedder
 from kb.models import Chunk, Document, EmbeddingSpace, TermStat
 
@@ -30,8 +30,16 @@ class ImportReport:
     index_version: int = 0
 
 
-def _sha256(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+def _embed_in_batches(items: list[tuple], embedder: Embedder, progress: Progress | None) -> dict:
+    """Embed (key, text) pairs EMBED_BATCH at a time; return {key: vector}, reporting progress per batch."""
+    vectors = {}
+    for start in range(0, len(items), EMBED_BATCH):
+        group = items[start:start + EMBED_BATCH]
+        for (key, _), vector in zip(group, embedder.embed_passages([text for _, text in group])):
+            vectors[key] = vector
+        if progress:
+            progress(len(group))
+    return vectors
 
 
 def collect_files(path: Path) -> list[Path]:
@@ -86,8 +94,6 @@ def documents_import_files(
     Vectors are computed before the transaction opens (the slow part), for chunk texts no stored
     chunk has; then every changed document is written under one index version bump.
     """
-    from kb.editing import EditError, document_write, read_upload, source_hash
-
     parsed: list[tuple[str, ParsedDocument, str]] = []
     seen: dict[str, str] = {}
     for name, raw in files:
@@ -117,20 +123,13 @@ def documents_import_files(
         for section in document.sections:
             for text in chunk_section(document.title, section.heading_path, section.text,
                                       count_tokens=embedder.count_tokens, max_tokens=embedder.max_tokens):
-                texts.setdefault(_sha256(text), text)
+                texts.setdefault(source_hash(text), text)
     stored = set(Chunk.objects.filter(content_hash__in=list(texts), embedding__isnull=False)
                  .values_list("content_hash", flat=True))
     to_embed = [(digest, text) for digest, text in texts.items() if digest not in stored]
     if on_planned:
         on_planned(len(to_embed))
-    vectors: dict[str, list[float]] = {}
-    batch = 16
-    for start in range(0, len(to_embed), batch):
-        group = to_embed[start:start + batch]
-        for (digest, _), vector in zip(group, embedder.embed_passages([t for _, t in group])):
-            vectors[digest] = vector
-        if progress:
-            progress(len(group))
+    vectors: dict[str, list[float]] = _embed_in_batches(to_embed, embedder, progress)
     report.chunks_embedded = len(to_embed)
 
     with transaction.atomic():
@@ -180,14 +179,7 @@ def refresh_term_stats() -> None:
 def chunks_reembed(*, embedder: Embedder, progress: Progress | None = None) -> EmbeddingSpace:
     """Re-embed every chunk with the configured embedder and record it as the embedding space."""
     ids_texts = list(Chunk.objects.order_by("pk").values_list("pk", "text"))
-    vectors: dict[int, list[float]] = {}
-    batch = 16
-    for start in range(0, len(ids_texts), batch):
-        group = ids_texts[start:start + batch]
-        for (pk, _), vector in zip(group, embedder.embed_passages([t for _, t in group])):
-            vectors[pk] = vector
-        if progress:
-            progress(len(group))
+    vectors: dict[int, list[float]] = _embed_in_batches(ids_texts, embedder, progress)
     table = Chunk._meta.db_table
     with transaction.atomic():
         space = EmbeddingSpace.objects.select_for_update().first()

@@ -20,7 +20,8 @@ from django.views.decorators.http import require_POST
 
 from traces.evals import run_compare as compare_runs
 from traces.judge import get_judge
-from traces.labels import calibration_report, human_label_save, judge_labelled, run_corrected_rate, split_for
+from traces.labels import (calibration_report, human_label_save, item_key_for, judge_labelled, run_corrected_rate,
+                           split_for)
 from traces.models import (EvalRun, EvalRunItem, FailureClass, GoldenCase, GoldenSet, HumanLabel, JudgeVerdict,
                            Trace)
 from traces.run_plots import PlotValue, line_plot
@@ -33,20 +34,21 @@ SPLITS = ("dev", "test")
 CALIBRATION_SEED = 2026
 
 
-def _require_evaluator(user) -> None:
+def require_trace_reviewer(user) -> None:
+    """Raise PermissionDenied unless the user reviews traces and runs evals (analysts and supervisors)."""
     if not user.has_perm("desk.review_traces"):
         raise PermissionDenied
 
 
 def access_golden_set(user, golden_set_id: int) -> GoldenSet:
     """Return the golden set if this user may evaluate with it."""
-    _require_evaluator(user)
+    require_trace_reviewer(user)
     return get_object_or_404(GoldenSet, pk=golden_set_id)
 
 
 def access_run(user, run_id: int) -> EvalRun:
     """Return the run if this user may read runs."""
-    _require_evaluator(user)
+    require_trace_reviewer(user)
     return get_object_or_404(EvalRun.objects.select_related("golden_set", "created_by"), pk=run_id)
 
 
@@ -121,7 +123,7 @@ class RunSummary:
 @login_required
 def golden_sets(request):
     """List golden sets with their version, case counts and the last finished run's retrieval numbers."""
-    _require_evaluator(request.user)
+    require_trace_reviewer(request.user)
     sets = list(GoldenSet.objects.annotate(
         case_count=Count("cases", distinct=True),
         must_pass_count=Count("cases", filter=Q(cases__must_pass=True), distinct=True),
@@ -231,7 +233,7 @@ def _plots(summaries: list[RunSummary]) -> list[dict]:
 @login_required
 def runs(request):
     """List runs with their versions and numbers; plot recall@k, MRR and the corrected rate over one set's runs."""
-    _require_evaluator(request.user)
+    require_trace_reviewer(request.user)
     listed = [RunSummary.of(run) for run in EvalRun.objects.select_related("golden_set")[:LISTED_RUNS]]
     sets = list(GoldenSet.objects.all())
     raw = request.GET.get("golden", "")
@@ -254,7 +256,7 @@ def runs(request):
 def _label_context(item: EvalRunItem) -> None:
     labels = list(item.human_labels.all())
     item.human_label = labels[0] if labels else None
-    item.split = item.human_label.split if item.human_label else split_for(f"item:{item.pk}")
+    item.split = item.human_label.split if item.human_label else split_for(item_key_for(run_item=item))
 
 
 @login_required
@@ -275,7 +277,7 @@ def run_detail(request, run_id):
 @require_POST
 def run_item_label(request, item_id):
     """Save a person's pass/fail (with a note) on a run item's answer, for judge calibration."""
-    _require_evaluator(request.user)
+    require_trace_reviewer(request.user)
     item = get_object_or_404(EvalRunItem.objects.select_related("run"), pk=item_id)
     error = _save_label(request, run_item=item)
     if request.htmx:
@@ -306,7 +308,7 @@ def _save_label(request, **target) -> str:
 @require_POST
 def trace_label(request, trace_id):
     """Save a person's pass/fail (with a note) on a trace's answer, for judge calibration."""
-    _require_evaluator(request.user)
+    require_trace_reviewer(request.user)
     trace = get_object_or_404(Trace, pk=trace_id)
     _save_label(request, trace=trace)
     return HttpResponseRedirect(f"{reverse('traces:detail', args=[trace.pk])}#human-label")
@@ -317,7 +319,7 @@ def trace_label_context(user, trace: Trace) -> dict:
     if not user.has_perm("desk.review_traces"):
         return {}
     label = trace.human_labels.select_related("author").first()
-    return {"human_label": label, "label_split": label.split if label else split_for(f"trace:{trace.pk}")}
+    return {"human_label": label, "label_split": label.split if label else split_for(item_key_for(trace=trace))}
 
 
 def _int_param(request, name: str) -> int | None:
@@ -328,7 +330,7 @@ def _int_param(request, name: str) -> int | None:
 @login_required
 def run_compare(request):
     """Compare two runs: newly failing case ids first, then newly passing, still failing, then the numbers."""
-    _require_evaluator(request.user)
+    require_trace_reviewer(request.user)
     base_id, head_id = _int_param(request, "base"), _int_param(request, "head")
     if base_id is None or head_id is None:
         messages.error(request, "Pick two runs to compare.")
@@ -357,7 +359,7 @@ def run_compare(request):
 @login_required
 def calibration(request):
     """Judge against human labels for one judge version and split, and the latest run's corrected rate."""
-    _require_evaluator(request.user)
+    require_trace_reviewer(request.user)
     judge = get_judge()
     if request.method == "POST":
         split = request.POST.get("split") if request.POST.get("split") in SPLITS else "dev"

@@ -14,9 +14,10 @@ from django.utils import timezone
 
 from traces import answer_checks
 from traces.answer_checks import CaseResult, RunComparison
-from traces.metrics import GoldenCase as MetricsCase
+from traces.golden import metrics_case
 from traces.metrics import case_outcome, mean_reciprocal_rank, recall_at_k
-from traces.models import EvalRun, EvalRunItem, GoldenSet, JudgeVerdict
+from traces.labels import evidence_items, judge_verdict_record, run_corrected_rate
+from traces.models import EvalRun, EvalRunItem, GoldenSet
 from traces.services import golden_version
 
 # The retrieval fields an item keeps per hit (the chunk text stays in the knowledge base).
@@ -91,9 +92,7 @@ def _run_cases(run: EvalRun, counted, *, writer, billing, judge, clock) -> None:
     rows, left_out = counted
     outcomes, items = [], []
     for row in rows:
-        case = MetricsCase(id=row["id"], query=row["query"], hits=list(row.get("hits") or []),
-                           hard_negatives=list(row.get("hard_negatives") or []),
-                           must_pass=bool(row.get("must_pass")))
+        case = metrics_case(row)
         began = clock()
         found = search(case.query, k=run.k)
         searched_ms = (clock() - began) * 1000
@@ -185,28 +184,21 @@ def _history(context) -> list[tuple[str, str]]:
 
 def _judge(item: EvalRunItem, judge, *, answer: str) -> str:
     """Judge one answered item, store the verdict row, and return the label (a judge error is never a pass)."""
-    from bot.grounding import Evidence
     from traces.judge import JudgeError
 
-    evidence = [Evidence(e["id"], e.get("text", ""), e.get("value")) for e in item.evidence]
     try:
-        judgement = judge.judge(answer=answer or item.answer, evidence=evidence, question=item.query)
-        label, reason = judgement.verdict, judgement.reason
+        judgement = judge.judge(answer=answer or item.answer, evidence=evidence_items(item.evidence),
+                                question=item.query)
     except JudgeError as exc:
-        label, reason = EvalRunItem.JudgeLabel.ERROR, str(exc)
-    label = str(label)
-    JudgeVerdict.objects.create(run_item=item, item_key=f"item:{item.pk}", judge_version=judge.version,
-                                model=getattr(judge, "model", ""), label=label, reason=reason)
-    item.judge_label, item.judge_reason = label, reason
-    return label
+        verdict = judge_verdict_record(run_item=item, error=exc, judge=judge)
+    else:
+        verdict = judge_verdict_record(run_item=item, judgement=judgement, judge=judge)
+    item.judge_label, item.judge_reason = str(verdict.label), verdict.reason
+    return item.judge_label
 
 
 def _corrected_rate(run: EvalRun) -> dict:
     """Return the run's calibrated pass rate, or why there is none."""
-    try:
-        from traces.labels import run_corrected_rate
-    except ImportError:
-        return {"error": "calibration unavailable"}
     try:
         return run_corrected_rate(run=run)
     except Exception as exc:  # a calibration that cannot be computed must not sink the run

@@ -58,10 +58,12 @@ def read_golden_rows(path: Path) -> list[dict]:
     return rows
 
 
+def metrics_case(row: dict) -> GoldenCase:
+    """Return a golden row (of a file or a version snapshot) as the case the retrieval metrics score."""
+    return GoldenCase(id=row["id"], query=row["query"], hits=list(row.get("hits") or []),
+                      hard_negatives=list(row.get("hard_negatives") or []), must_pass=bool(row.get("must_pass")))
+
+
 def read_golden(path: Path) -> list[GoldenCase]:
     """Return the cases of a JSONL golden file (`id`, `query`, `hits`, `hard_negatives`, `must_pass`)."""
-    return [
-        GoldenCase(id=row["id"], query=row["query"], hits=row["hits"], hard_negatives=row["hard_negatives"],
-                   must_pass=row["must_pass"])
-        for row in read_golden_rows(path)
-    ]
+    return [metrics_case(row) for row in read_golden_rows(path)]

@@ -86,7 +86,7 @@ def judge_labelled(*, judge, limit: int = 200) -> int:
         source = human_label.trace or human_label.run_item
         answer = source.final_text if human_label.trace_id else source.answer
         try:
-            judgement = judge.judge(question=source.query, answer=answer, evidence=_evidence(source.evidence))
+            judgement = judge.judge(question=source.query, answer=answer, evidence=evidence_items(source.evidence))
         except JudgeError as exc:
             judge_verdict_record(**target, error=exc, judge=judge)
         else:
@@ -168,7 +168,7 @@ def run_corrected_rate(*, run: EvalRun, seed: int = 2026, resamples: int = 2000)
             "warnings": list(result.accuracy.warnings)}
 
 
-def _evidence(rows) -> list[Evidence]:
+def evidence_items(rows) -> list[Evidence]:
     """Return stored evidence rows ({id, text, value}) as the judge's evidence items."""
     items = []
     for row in rows or []:

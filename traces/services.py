@@ -240,15 +240,16 @@ def _next_case_id(golden_set: GoldenSet, trace: Trace) -> str:
     return f"{base}-{n}"
 
 
+def kept_docs(trace: Trace) -> list[str]:
+    """Return the documents of the trace's kept chunks, once each, in rank order (a case's default hits)."""
+    return list(dict.fromkeys(row["doc"] for row in trace.retrieval or [] if row.get("kept") and row.get("doc")))
+
+
 @transaction.atomic
 def golden_case_from_trace(*, trace: Trace, user, golden_set: GoldenSet) -> GoldenCase:
     """Add a case prefilled from a trace (query, customer, kept chunks' docs as hits); not must-pass until edited."""
-    hits = []
-    for row in trace.retrieval or []:
-        if row.get("kept") and row.get("doc") and row["doc"] not in hits:
-            hits.append(row["doc"])
     case = GoldenCase.objects.create(golden_set=golden_set, case_id=_next_case_id(golden_set, trace),
-                                     query=trace.query, customer_id=trace.customer_id or "", hits=hits,
+                                     query=trace.query, customer_id=trace.customer_id or "", hits=kept_docs(trace),
                                      origin=GoldenCase.Origin.TRACE, trace=trace, must_pass=False)
     golden_set_bump(golden_set=golden_set, user=user, note=f"case {case.case_id} from trace {trace.pk}")
     return case

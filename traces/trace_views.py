@@ -17,7 +17,7 @@ from django.views.decorators.http import require_POST
 
 from desk.models import Message
 from traces import selectors, services
-from traces.eval_views import trace_label_context
+from traces.eval_views import require_trace_reviewer, trace_label_context
 from traces.models import (STAGES, FailureClass, FailureClassEvent, GoldenCase, GoldenSet, ReviewNote, ReviewSession,
                            SessionTrace, Trace)
 from traces.taxonomy import bars, saturation
@@ -28,14 +28,9 @@ def _may_read_traces(user) -> bool:
     return user.has_perm("desk.review_traces") or user.has_perm("desk.use_desk")
 
 
-def _require_reviewer(user) -> None:
-    if not user.has_perm("desk.review_traces"):
-        raise PermissionDenied
-
-
 def access_session(user, session_id: int) -> ReviewSession:
     """Return the session if this user may review it."""
-    _require_reviewer(user)
+    require_trace_reviewer(user)
     return get_object_or_404(ReviewSession, pk=session_id)
 
 
@@ -80,7 +75,7 @@ class _Echo:
 @login_required
 def trace_export(request, fmt):
     """Stream the traces of the current filter as JSONL or CSV."""
-    _require_reviewer(request.user)
+    require_trace_reviewer(request.user)
     if fmt not in ("jsonl", "csv"):
         raise Http404("Export as jsonl or csv.")
     filters = selectors.parse_trace_filters(request.GET)
@@ -130,7 +125,7 @@ def trace_detail(request, trace_id):
 @require_POST
 def golden_case_create(request, trace_id):
     """Make a golden case from this trace in the chosen set, then open it for editing."""
-    _require_reviewer(request.user)
+    require_trace_reviewer(request.user)
     trace = get_object_or_404(Trace, pk=trace_id)
     golden_set = get_object_or_404(GoldenSet, pk=request.POST.get("golden_set") or 0)
     case = services.golden_case_from_trace(trace=trace, user=request.user, golden_set=golden_set)
@@ -150,7 +145,7 @@ def _commas(text: str) -> list[str]:
 @login_required
 def golden_case_edit(request, case_id):
     """Edit a golden case: query, facts (one per line), hits and hard negatives (comma-separated), three flags."""
-    _require_reviewer(request.user)
+    require_trace_reviewer(request.user)
     case = get_object_or_404(GoldenCase.objects.select_related("golden_set", "trace"), pk=case_id)
     error = ""
     if request.method == "POST":
@@ -204,7 +199,7 @@ def _highlight(text: str, problems: list[dict]) -> str:
 @login_required
 def session_list(request):
     """List review sessions and offer a new uniform draw (defaults: 30 traces from the last 7 days)."""
-    _require_reviewer(request.user)
+    require_trace_reviewer(request.user)
     if request.method == "POST":
         return _session_create(request)
     today = timezone.localdate()

@@ -18,7 +18,7 @@ from django.utils.text import slugify
 
 from bot.llm import ModelCallError, openai_client, structured_completion
 from traces.models import FailureClass, GoldenCase, GoldenSet, ReviewNote, Trace
-from traces.services import GoldenSetError, golden_set_bump
+from traces.services import GoldenSetError, golden_set_bump, kept_docs
 
 VARIANTS_SCHEMA = {
     "type": "object",
@@ -209,11 +209,7 @@ def _template_case(trace: Trace, golden_set: GoldenSet) -> dict:
         return {"hits": list(made.hits), "hard_negatives": list(made.hard_negatives), "facts": list(made.facts),
                 "customer_id": made.customer_id, "context": list(made.context),
                 "clarification_expected": made.clarification_expected}
-    hits = []
-    for row in trace.retrieval or []:
-        if row.get("kept") and row.get("doc") and row["doc"] not in hits:
-            hits.append(row["doc"])
-    return {"hits": hits, "hard_negatives": [], "facts": [], "customer_id": trace.customer_id or "", "context": []}
+    return {"hits": kept_docs(trace), "hard_negatives": [], "facts": [], "customer_id": trace.customer_id or "", "context": []}
 
 
 def _not_in(golden_set: GoldenSet) -> Case:

@@ -60,16 +60,21 @@ T = TypeVar("T")
 
 BREAKER_NAME = "billing-api"
 BUSINESS_CODES = frozenset({"customer_not_found", "invoice_not_found"})
-LOOKUP_KEYS = ("phone", "whatsapp_id", "account_number", "national_id")
+LOOKUP_SEGMENTS = {  # identifier → its path segment under /lookup/
+    "phone": "phone",
+    "whatsapp_id": "whatsapp",
+    "account_number": "account",
+    "national_id": "national-id",
+}
+LOOKUP_KEYS = tuple(LOOKUP_SEGMENTS)
 
 
 class _Failure(Exception):
     """A call that produced no usable answer; carries the ToolError to return."""
 
-    def __init__(self, code: str, message: str, *, infrastructure: bool, breaker_failure: bool):
+    def __init__(self, code: str, message: str, *, infrastructure: bool):
         super().__init__(message)
         self.error = ToolError(code=code, message=message, infrastructure=infrastructure)
-        self.breaker_failure = breaker_failure
 
 
 @dataclass
@@ -77,7 +82,6 @@ class CallLog:
     """What the last capability did on the wire (for the command and traces)."""
 
     http_calls: int = 0
-    rejected_by_breaker: bool = False
 
 
 class BillingClient:
@@ -145,7 +149,6 @@ class BillingClient:
                 "contract_violation",
                 f"billing API answer does not match the contract: {exc}",
                 infrastructure=True,
-                breaker_failure=True,
             ) from exc
 
     def _record(self, ticket: Ticket | None, *, failed: bool) -> None:
@@ -168,14 +171,12 @@ class BillingClient:
                 "timeout",
                 f"billing API did not answer in time ({type(exc).__name__})",
                 infrastructure=True,
-                breaker_failure=True,
             ) from exc
         except httpx.TransportError as exc:
             raise _Failure(
                 "connection_error",
                 f"billing API connection failed: {type(exc).__name__}: {exc}",
                 infrastructure=True,
-                breaker_failure=True,
             ) from exc
         status = response.status_code
         if status >= 500 or status == 429:
@@ -183,7 +184,6 @@ class BillingClient:
                 f"http_{status}",
                 f"billing API answered HTTP {status}",
                 infrastructure=True,
-                breaker_failure=True,
             )
         try:
             payload = response.json()
@@ -192,7 +192,6 @@ class BillingClient:
                 "malformed_response",
                 f"billing API answered HTTP {status} with a body that is not JSON",
                 infrastructure=True,
-                breaker_failure=True,
             ) from exc
         if 200 <= status < 300:
             if not isinstance(payload, dict):
@@ -200,7 +199,6 @@ class BillingClient:
                     "contract_violation",
                     "billing API answered with a non-object body",
                     infrastructure=True,
-                    breaker_failure=True,
                 )
             return payload
         error = payload.get("error") if isinstance(payload, dict) else None
@@ -211,15 +209,13 @@ class BillingClient:
                 "contract_violation",
                 f"billing API answered HTTP {status} without an error code",
                 infrastructure=True,
-                breaker_failure=True,
             )
         if code in BUSINESS_CODES:
-            raise _Failure(code, message, infrastructure=False, breaker_failure=False)
+            raise _Failure(code, message, infrastructure=False)
         raise _Failure(
             code,
             f"billing API refused the request (HTTP {status}): {message}",
             infrastructure=False,
-            breaker_failure=False,
         )
 
     def _run(self, capability: str, body: Callable[[], tuple[list[Fact], dict[str, Any]]]) -> ToolResult:
@@ -232,7 +228,6 @@ class BillingClient:
         try:
             ticket = self.breaker.admit()
         except CircuitOpen as exc:
-            self.last_call.rejected_by_breaker = True
             error = ToolError(
                 "circuit_open",
                 f"billing API circuit is {exc.state.state}; not called (retry in {exc.retry_in_s:.0f}s)",
@@ -246,7 +241,8 @@ class BillingClient:
         try:
             evidence, data = body()
         except _Failure as failure:
-            self._record(ticket, failed=failure.breaker_failure)
+            # every infrastructure failure that reached the API counts against it; business and 4xx don't
+            self._record(ticket, failed=failure.error.infrastructure)
             business = failure.error.code in BUSINESS_CODES
             return ToolResult(
                 capability=capability, ok=False, error=failure.error, should_escalate=not business
@@ -267,7 +263,7 @@ class BillingClient:
     # --- fetch helpers -------------------------------------------------------------------
 
     def _customer(self, customer_id: str) -> Customer:
-        return self._get(f"customers/{customer_id}", lambda body: parse_customer(_field(body, "customer")))
+        return self._get(f"customers/{customer_id}", _customer_of)
 
     def _invoices(self, customer_id: str, limit: int) -> list[Invoice]:
         return self._get(
@@ -316,16 +312,8 @@ class BillingClient:
                 value = ("+" if key == "phone" and value.strip().startswith("+") else "") + "".join(
                     ch for ch in value if ch.isdigit()
                 )
-            segment = {
-                "phone": "phone",
-                "whatsapp_id": "whatsapp",
-                "account_number": "account",
-                "national_id": "national-id",
-            }[key]
-            customer = self._get(
-                f"lookup/{segment}/{quote(value.strip(), safe='')}",
-                lambda body: parse_customer(_field(body, "customer")),
-            )
+            path = f"lookup/{LOOKUP_SEGMENTS[key]}/{quote(value.strip(), safe='')}"
+            customer = self._get(path, _customer_of)
             lang = customer.language
             if lang == "es":
                 text = (
@@ -415,14 +403,12 @@ class BillingClient:
                         "invoice_not_found",
                         f"no invoice for {period}",
                         infrastructure=False,
-                        breaker_failure=False,
                     )
             elif not invoices:
                 raise _Failure(
                     "invoice_not_found",
                     f"customer {customer_id} has no invoice yet",
                     infrastructure=False,
-                    breaker_failure=False,
                 )
             else:
                 index = 0
@@ -506,6 +492,10 @@ def _field(payload: dict[str, Any], key: str) -> Any:
     if key not in payload:
         raise ContractViolation(f"response has no {key!r}")
     return payload[key]
+
+
+def _customer_of(payload: dict[str, Any]) -> Customer:
+    return parse_customer(_field(payload, "customer"))
 
 
 def _items(payload: dict[str, Any], key: str, parse: Callable[[Any], T]) -> list[T]:

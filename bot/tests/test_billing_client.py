@@ -46,12 +46,13 @@ def breaker(clock):
     )
 
 
-def make_client(sim, breaker, *, fault=None, token="sim-token"):
+def make_client(sim, breaker, *, fault=None, token="sim-token", base_url=None, transport=None):
     return BillingClient(
-        base_url=sim.base_url,
+        base_url=base_url or sim.base_url,
         token=token,
         timeout_s=TIMEOUT_S,
         breaker=breaker,
+        transport=transport,
         today=lambda: AS_OF,
         extra_headers={"X-Sim-Fault": fault} if fault else None,
     )
@@ -279,14 +280,9 @@ def test_credit_note_in_the_wrong_currency_is_refused(sim, healthy):
 
 
 def in_process_client(app, breaker, fault=None):
-    return BillingClient(
-        base_url="http://billing-simulator.invalid/",
-        token="sim-token",
-        timeout_s=TIMEOUT_S,
-        breaker=breaker,
-        transport=InProcessTransport(app, read_timeout_s=TIMEOUT_S),
-        today=lambda: AS_OF,
-        extra_headers={"X-Sim-Fault": fault} if fault else None,
+    transport = InProcessTransport(app, read_timeout_s=TIMEOUT_S)
+    return make_client(
+        None, breaker, fault=fault, base_url="http://billing-simulator.invalid/", transport=transport
     )
 
 

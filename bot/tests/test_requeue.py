@@ -9,7 +9,8 @@ from django.core.management import call_command
 from django.utils import timezone
 
 from bot.requeue import unanswered_messages, unanswered_requeue
-from desk.models import Contact, Conversation, Message
+from desk.models import Message
+from desk.tests.desk_factories import conversation_start
 from traces.models import Trace
 
 pytestmark = pytest.mark.django_db
@@ -32,8 +33,7 @@ def stored(conversation, text, *, age, kind="text", claimed_age=None):
 
 @pytest.fixture
 def conversation():
-    contact = Contact.objects.create(channel="webchat", name="Test", customer_id="C-1001", language="es")
-    return Conversation.objects.create(contact=contact, channel="webchat")
+    return conversation_start(name="Test", inbound_at=None)
 
 
 def test_a_message_left_unqueued_is_answered_and_a_second_sweep_does_nothing(conversation):

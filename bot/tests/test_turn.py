@@ -7,7 +7,8 @@ import pytest
 
 from bot.turn import run_turn
 from bot.writer import LLMWriter, TemplateWriter
-from desk.models import Contact, Conversation, Escalation, Message
+from desk.models import Conversation, Escalation, Message
+from desk.tests.desk_factories import conversation_start
 from tests.fake_openai import HANG, FakeOpenAI
 from traces.models import Trace
 
@@ -20,9 +21,8 @@ def _kb(sample_kb):
 
 
 def start(customer_id="C-1001", language="es", channel="webchat", wa_id=""):
-    contact = Contact.objects.create(channel=channel, name="Test", customer_id=customer_id, language=language,
-                                     wa_id=wa_id)
-    return Conversation.objects.create(contact=contact, channel=channel)
+    return conversation_start(name="Test", channel=channel, wa_id=wa_id, customer_id=customer_id,
+                              language=language, inbound_at=None)
 
 
 def say(conversation, text, kind="text", **turn_kwargs):

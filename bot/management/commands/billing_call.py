@@ -19,8 +19,9 @@ import httpx
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from bot.billing.client import CAPABILITIES, billing_breaker, billing_client
+from bot.billing.client import CAPABILITIES, LOOKUP_KEYS, billing_breaker, billing_client
 from bot.billing.simulator.app import parse_fault
+from bot.breaker import retry_in
 
 
 class Command(BaseCommand):
@@ -83,11 +84,7 @@ class Command(BaseCommand):
     def _call_for(self, capability: str, options):
         customer = options["customer"]
         if capability == "find_customer":
-            ids = {
-                key: options[key]
-                for key in ("phone", "whatsapp_id", "account_number", "national_id")
-                if options[key]
-            }
+            ids = {key: options[key] for key in LOOKUP_KEYS if options[key]}
             if len(ids) != 1:
                 raise CommandError(
                     "find_customer needs exactly one of --phone, --whatsapp-id, "
@@ -124,7 +121,7 @@ class Command(BaseCommand):
         if state.state == "closed":
             breaker_text = f"closed ({state.failures}/{policy.failure_threshold} consecutive failures)"
         elif state.state == "open":
-            remaining = max(0.0, policy.cooldown_s - (time.time() - (state.opened_at or 0)))
+            remaining = retry_in(state, now=time.time(), policy=policy)
             breaker_text = f"OPEN (probe allowed in {remaining:.0f}s)"
         else:
             breaker_text = "half-open (one probe in flight)"

@@ -6,9 +6,9 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from kb.search import search
-from traces.golden import GoldenFileError, read_golden
+from traces.golden import GoldenFileError, metrics_case, read_golden
 from traces import services
-from traces.metrics import GoldenCase, case_outcome, retrieval_report
+from traces.metrics import case_outcome, retrieval_report
 from traces.models import GoldenSet
 
 
@@ -26,10 +26,7 @@ class Command(BaseCommand):
         if not golden.exists() and GoldenSet.objects.filter(name=str(golden)).exists():
             version = services.golden_version(name=str(golden))
             golden_version = version.number
-            cases = [GoldenCase(id=row["id"], query=row["query"], hits=list(row["hits"]),
-                                hard_negatives=list(row.get("hard_negatives") or []),
-                                must_pass=bool(row.get("must_pass")))
-                     for row in version.snapshot]
+            cases = [metrics_case(row) for row in version.snapshot]
         else:
             try:
                 cases = read_golden(golden)

@@ -34,11 +34,11 @@ class Command(BaseCommand):
         config = self._read_gates(gates)
         if report and run:
             raise CommandError("give --report or --run, not both")
-        head = None
+        head = named_base = None
         if baseline and baseline != "last":
             if not baseline.isdigit():
                 raise CommandError(f"--baseline must be a run id or 'last', got {baseline!r}")
-            _finished_run(int(baseline), what="--baseline")  # refuse a wrong id before running anything
+            named_base = _finished_run(int(baseline), what="--baseline")  # refuse a wrong id before running anything
         if report:
             if baseline:
                 raise CommandError("--baseline compares runs; it cannot be used with --report")
@@ -54,7 +54,7 @@ class Command(BaseCommand):
         if calibration:
             payload.update(_read_json(calibration, what="calibration"))
 
-        base = self._baseline(baseline, head) if baseline else None
+        base = self._baseline(baseline, head, named_base) if baseline else None
         comparison = None
         if base is not None:
             from traces.evals import run_compare
@@ -127,7 +127,7 @@ class Command(BaseCommand):
         except EvalRunError as exc:
             raise CommandError(str(exc)) from exc
 
-    def _baseline(self, baseline: str, head):
+    def _baseline(self, baseline: str, head, named_base):
         from traces.evals import run_baseline
 
         if head is None:
@@ -137,7 +137,7 @@ class Command(BaseCommand):
             if base is None:
                 self.stdout.write(f"no earlier finished run of {head.golden_set.name}; nothing to compare with")
             return base
-        base = _finished_run(int(baseline), what="--baseline")
+        base = named_base
         if base.pk == head.pk:
             raise CommandError(f"--baseline {base.pk} is the run being gated")
         if base.golden_set_id != head.golden_set_id:
