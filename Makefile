@@ -46,7 +46,7 @@ test: install-dev
 # manage.py line directly. GATE_ARGS="--baseline last" also blocks on cases that newly fail.
 gate: install migrate
 	$(BIN)/python manage.py kb_import kb/sample
-	$(BIN)/python manage.py gate --gates traces/fixtures/gates.toml $(GATE_ARGS)
+	$(BIN)/python manage.py gate --gates evals/fixtures/gates.toml $(GATE_ARGS)
 
 worker: install
 	$(BIN)/celery -A config worker --loglevel=info

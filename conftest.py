@@ -12,7 +12,7 @@ def make_staff(django_user_model):
     """Return a factory for a staff user in the given role groups."""
     from django.contrib.auth.models import Group
 
-    from desk.roles import ensure_roles
+    from core.roles import ensure_roles
 
     ensure_roles()  # a transactional test may have flushed the migration's groups
 
@@ -40,8 +40,8 @@ def sample_kb(django_db_setup, django_db_blocker):
 @pytest.fixture
 def healthy_billing():
     """Yield the in-process billing simulator with no fault and a closed circuit; leave it that way."""
-    from bot.billing.client import billing_breaker
-    from bot.billing.simulator.mounted import shared_simulator
+    from billing.client import billing_breaker
+    from billing.simulator.mounted import shared_simulator
 
     simulator = shared_simulator()
     simulator.set_fault(None)

@@ -29,11 +29,11 @@ django.setup()
 
 import httpx
 
-from bot.billing.client import BillingClient
-from bot.billing.simulator import BillingSimulator, serve_in_thread
-from bot.billing.simulator.transport import InProcessTransport
-from bot.breaker import CircuitBreaker, MemoryStore, Policy
-from bot.breaker_store import DatabaseStore, RedisStore
+from billing.client import BillingClient
+from billing.simulator import BillingSimulator, serve_in_thread
+from billing.simulator.transport import InProcessTransport
+from billing.breaker import CircuitBreaker, MemoryStore, Policy
+from billing.breaker_store import DatabaseStore, RedisStore
 
 AS_OF = date(2026, 10, 20)
 TOKEN = "sim-token"

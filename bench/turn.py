@@ -59,7 +59,7 @@ def main():
     call_command("migrate", verbosity=0)
     call_command("kb_import", str(settings.KB_SAMPLE_DIR), "--no-progress", verbosity=0)
 
-    from bot.billing.simulator.mounted import shared_simulator
+    from billing.simulator.mounted import shared_simulator
     from bot.turn import run_turn
     from bot.writer import TemplateWriter
     from desk.chat import demo_customers

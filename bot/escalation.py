@@ -3,19 +3,8 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from enum import StrEnum
 
-
-class Reason(StrEnum):
-    NO_CONTEXT = "NO_CONTEXT"
-    UNGROUNDED_OUTPUT = "UNGROUNDED_OUTPUT"
-    USER_REQUEST = "USER_REQUEST"
-    TOOL_ERROR = "TOOL_ERROR"
-    CAPABILITY_MISSING = "CAPABILITY_MISSING"
-    FORBIDDEN_PHRASE = "FORBIDDEN_PHRASE"
-    MODEL_ERROR = "MODEL_ERROR"
-    MODEL_DEFERRED = "MODEL_DEFERRED"
-
+from desk.reasons import Reason
 
 SUMMARIES = {
     Reason.NO_CONTEXT: "The customer asked something that is not in the knowledge base.",

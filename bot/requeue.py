@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+from collections.abc import Callable
 
 from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
@@ -39,16 +40,16 @@ def unanswered_messages(*, now: dt.datetime, min_age: dt.timedelta, max_age: dt.
     )
 
 
-def unanswered_requeue(*, now: dt.datetime | None = None, min_age: dt.timedelta = dt.timedelta(minutes=1),
-                       max_age: dt.timedelta = dt.timedelta(hours=24), limit: int = 500) -> list[int]:
-    """Queue the turn of every unanswered message; return the ids queued (stops at the first broker error)."""
-    from bot.tasks import handle_inbound
-
+def unanswered_requeue(*, queue: Callable[[int], object], now: dt.datetime | None = None,
+                       min_age: dt.timedelta = dt.timedelta(minutes=1), max_age: dt.timedelta = dt.timedelta(hours=24),
+                       limit: int = 500) -> list[int]:
+    """Queue (through `queue`, the turn task's delay) the turn of every unanswered message; return the ids
+    queued (stops at the first broker error)."""
     queued = []
     for message_id in unanswered_messages(now=now or timezone.now(), min_age=min_age, max_age=max_age,
                                           limit=limit):
         try:
-            handle_inbound.delay(message_id)
+            queue(message_id)
         except BrokerError:
             logger.exception("The broker is still unreachable; some unanswered messages wait for the next "
                              "sweep")

@@ -251,7 +251,7 @@ def _answer(recorder, routing, query, *, customer_id, resolve_customer, history,
 
 
 def _billing():
-    from bot.billing.client import billing_client
+    from billing.client import billing_client
 
     return billing_client()
 
@@ -405,11 +405,12 @@ def _finish(recorder, message, conversation, contact, outcome) -> Trace:
         )
         if isinstance(outcome, Escalated):
             note = agent_summary(outcome.reason, query=message.text or f"[{message.kind}]", details=outcome.details)
-            conversation_escalate(
+            trace.escalation = conversation_escalate(
                 conversation_id=conversation.pk, reason=outcome.reason.value, summary=note.summary,
-                detail=note.detail, suggested_reply=outcome.suggestion, trace=trace,
+                detail=note.detail, suggested_reply=outcome.suggestion,
                 notice=customer_notice(contact.language),
             )
+            trace.save(update_fields=["escalation"])
     return trace
 
 

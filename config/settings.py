@@ -45,11 +45,15 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django.contrib.postgres",
     "django_htmx",
+    "core",
     "template_partials",
     "desk",
     "kb",
-    "bot",
+    "billing",
     "traces",
+    "bot",
+    "evals",
+    "demo",
 ]
 
 MIDDLEWARE = [
@@ -77,7 +81,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
-                "desk.roles.navigation",
+                "core.roles.navigation",
             ],
         },
     },
@@ -165,7 +169,7 @@ OPENAI_BASE_URL = env("OPENAI_BASE_URL")
 OPENAI_MODEL = env("OPENAI_MODEL", "gpt-4o-mini")
 OPENAI_TIMEOUT_S = env_float("OPENAI_TIMEOUT_S", 20.0)
 JUDGE_MODEL = env("JUDGE_MODEL")  # the faithfulness judge's model; empty = OPENAI_MODEL
-JUDGE_PROMPT_VERSION = env("JUDGE_PROMPT_VERSION")  # a traces/judge_prompts/ file; empty = the highest
+JUDGE_PROMPT_VERSION = env("JUDGE_PROMPT_VERSION")  # a evals/judge_prompts/ file; empty = the highest
 GATE_RUN_LOG = env("GATE_RUN_LOG", str(BASE_DIR / "var" / "gate-runs.jsonl"))  # one JSON line per gate decision
 
 # Billing API

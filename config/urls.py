@@ -9,8 +9,9 @@ urlpatterns = [
     path("login/", auth_views.LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),
+    path("", include("evals.urls")),  # its pages live under /traces/ and /kb/
     path("kb/", include("kb.urls")),
     path("traces/", include("traces.urls")),
-    path("sim/billing/", include("bot.billing.simulator.urls")),
+    path("sim/billing/", include("billing.simulator.urls")),
     path("", include("desk.urls")),
 ]

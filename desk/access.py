@@ -15,7 +15,7 @@ def may_work_desk(user) -> bool:
 
 def may_read_conversations(user) -> bool:
     """Agents and supervisors, and analysts (read-only)."""
-    return user.is_authenticated and (user.has_perm("desk.use_desk") or user.has_perm("desk.review_traces"))
+    return user.is_authenticated and (user.has_perm("desk.use_desk") or user.has_perm("traces.review_traces"))
 
 
 def require_desk_worker(user, message: str = "Only agents and supervisors act on conversations.") -> None:

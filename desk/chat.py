@@ -3,21 +3,23 @@
 from __future__ import annotations
 
 import functools
+from functools import partial
 import uuid
 
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from billing.simulator.data import build_dataset
+from desk.inbound import turn_queue
 from desk.models import Channel, Contact, Conversation, Message
+from desk.services import conversation_reopen_on_inbound
 
 SESSION_KEY = "webchat_conversation_id"
 
 
 @functools.cache
 def _dataset():
-    from bot.billing.simulator.data import build_dataset
-
     return build_dataset()
 
 
@@ -59,9 +61,6 @@ def chat_start(*, request, customer_id: str, language: str = "es") -> Conversati
 @transaction.atomic
 def chat_message_receive(*, conversation: Conversation, text: str) -> Message:
     """Store the visitor's message and queue the bot turn, as the WhatsApp webhook does."""
-    from bot.tasks import handle_inbound
-    from desk.services import conversation_reopen_on_inbound
-
     if conversation.status == Conversation.Status.RESOLVED:
         conversation = conversation_reopen_on_inbound(conversation_id=conversation.pk,
                                                       to_human=settings.DESK_REOPEN_TO_HUMAN)
@@ -71,7 +70,7 @@ def chat_message_receive(*, conversation: Conversation, text: str) -> Message:
         status=Message.Status.RECEIVED,
     )
     Conversation.objects.filter(pk=conversation.pk).update(last_inbound_at=timezone.now())
-    transaction.on_commit(lambda: handle_inbound.delay(message.pk))
+    transaction.on_commit(partial(turn_queue, message.pk))
     return message
 
 

@@ -76,7 +76,7 @@ def customer_invoices(*, customer_id: str) -> CustomerInvoices:
     """Ask billing for the customer's last invoices (newest first)."""
     if not customer_id:
         return CustomerInvoices(state="unidentified")
-    from bot.billing.client import billing_client
+    from billing.client import billing_client
 
     try:
         result = billing_client().invoices(customer_id, limit=INVOICES_LISTED)
@@ -272,7 +272,7 @@ def credit_note_send(*, request_id: int, actor=None) -> CreditNoteRequest:
     Runs after the approval committed. The row stays locked during the one HTTP call (bounded by
     BILLING_API_TIMEOUT_S), so two senders never both call: the second finds it sent.
     """
-    from bot.billing.client import billing_client
+    from billing.client import billing_client
 
     request = CreditNoteRequest.objects.select_for_update(of=("self",)).select_related(
         "conversation__contact", "proposed_by").get(pk=request_id)
@@ -312,3 +312,22 @@ def _requested_by(request: CreditNoteRequest) -> str | None:
     if request.proposed_by is None:
         return None
     return f"tracedesk:{request.proposed_by.get_username()}"[:100]
+
+
+def credit_note_panel(*, conversation: Conversation, values: dict | None = None, error: str = "",
+                      notice: str = "", billing: CustomerInvoices | None = None) -> dict:
+    """Return what the conversation's credit-note panel shows: its requests, the invoices, the form."""
+    if billing is None:
+        billing = customer_invoices(customer_id=conversation.contact.customer_id)
+    values = dict(values or {})
+    if not values.get("currency") and billing.invoices:
+        values["currency"] = (billing.invoices[0].get("total") or {}).get("currency", "")
+    return {
+        "requests": list(conversation_credit_notes(conversation=conversation)),
+        "billing": billing,
+        "values": values,
+        "kept": bool(values.get("invoice")),  # input to show again even when billing is down
+        "currencies": CURRENCIES,
+        "error": error,
+        "notice": notice,
+    }

@@ -12,6 +12,7 @@ from django.views.decorators.http import require_GET, require_POST
 from desk import credit_notes as cn
 from desk.access import access_conversation
 from desk.models import Conversation, CreditNoteRequest
+from desk.views import _page_context
 
 
 class CreditNoteProposeForm(forms.Form):
@@ -29,36 +30,16 @@ class CreditNoteRejectForm(forms.Form):
 
 # The panel on a conversation ---------------------------------------------------------------------
 
-def credit_note_panel(*, conversation: Conversation, values: dict | None = None, error: str = "",
-                      notice: str = "", billing: cn.CustomerInvoices | None = None) -> dict:
-    """Return what the conversation's credit-note panel shows: its requests, the invoices, the form."""
-    if billing is None:
-        billing = cn.customer_invoices(customer_id=conversation.contact.customer_id)
-    values = dict(values or {})
-    if not values.get("currency") and billing.invoices:
-        values["currency"] = (billing.invoices[0].get("total") or {}).get("currency", "")
-    return {
-        "requests": list(cn.conversation_credit_notes(conversation=conversation)),
-        "billing": billing,
-        "values": values,
-        "kept": bool(values.get("invoice")),  # input to show again even when billing is down
-        "currencies": cn.CURRENCIES,
-        "error": error,
-        "notice": notice,
-    }
-
 
 def _panel_answer(request, conversation: Conversation, *, values=None, error="", notice="", status=200):
     """Answer a proposal: the panel for htmx; otherwise a redirect, or the whole page with the error."""
     if request.htmx:
-        panel = credit_note_panel(conversation=conversation, values=values, error=error, notice=notice)
+        panel = cn.credit_note_panel(conversation=conversation, values=values, error=error, notice=notice)
         return render(request, "desk/conversation.html#credit_notes",
                       {"conversation": conversation, "contact": conversation.contact, "credit": panel})
     if not error:
         messages.success(request, notice)
         return redirect(reverse("desk:conversation", args=[conversation.pk]) + "#credit-notes")
-    from desk.views import _page_context
-
     context = _page_context(request, conversation)  # builds the panel once (one billing call)
     context["credit"].update(values=values or {}, kept=bool((values or {}).get("invoice")), error=error)
     return render(request, "desk/conversation.html", context, status=status)

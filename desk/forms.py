@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django import forms
 
-from bot.escalation import Reason
+from desk.reasons import Reason
 from desk.models import Channel
 from desk.selectors import QueueFilters, desk_agents
 
@@ -15,7 +15,7 @@ ORDER_CHOICES = [("newest", "Newest first"), ("oldest", "Longest waiting first")
 
 class QueueFilterForm(forms.Form):
     reason = forms.ChoiceField(required=False,
-                               choices=[("", "Any reason")] + [(r.value, r.value) for r in Reason])
+                               choices=[("", "Any reason")] + [(r.value, r.label) for r in Reason])
     assignee = forms.ChoiceField(required=False, choices=ASSIGNEE_CHOICES)
     channel = forms.ChoiceField(required=False, choices=[("", "Any channel"), *Channel.choices])
     language = forms.ChoiceField(required=False, choices=LANGUAGE_CHOICES)

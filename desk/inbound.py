@@ -18,7 +18,7 @@ from django.db.models.fields import NOT_PROVIDED
 from django.utils import timezone
 from kombu.exceptions import OperationalError as BrokerError
 
-from bot import tasks as bot_tasks
+from core.tasks import task_queue
 from desk.models import Channel, Contact, Conversation, Event, Message
 from desk.whatsapp import InboundMessage, StatusUpdate, WebhookBatch
 
@@ -106,7 +106,7 @@ def _sender_messages_store(*, messages: list[InboundMessage], report: StoreRepor
             report.identity_changes += _contact_identity_change(
                 contact=contact, conversation_id=conversation_id, inbound=inbound, message_id=message_id)
         if inbound.wants_turn:
-            transaction.on_commit(partial(_turn_queue, message_id))
+            transaction.on_commit(partial(turn_queue, message_id))
             report.queued.append(message_id)
 
 
@@ -321,10 +321,15 @@ def _status_apply(*, update: StatusUpdate, report: StoreReport) -> None:
         )
 
 
-def _turn_queue(message_id: int) -> None:
-    """Queue the bot turn for a stored message (runs after commit)."""
+# The bot's turn task, queued by name: the desk does not import the bot. Through the registry (not
+# send_task), so eager mode runs it in process when no broker is configured.
+TURN_TASK = "bot.handle_inbound"
+
+
+def turn_queue(message_id: int) -> None:
+    """Queue the bot turn for a stored message (runs after commit, for every channel)."""
     try:
-        bot_tasks.handle_inbound.delay(message_id)
+        task_queue(TURN_TASK, message_id)
     except BrokerError:
         # The row is committed and a redelivery is dropped as a duplicate, so nothing retries this:
         # say loudly which message is waiting.

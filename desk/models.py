@@ -5,20 +5,6 @@ from django.db import models
 from django.db.models import Q
 
 
-class StaffAccess(models.Model):
-    """Holder of the role permissions; no table, only permission rows."""
-
-    class Meta:
-        managed = False
-        default_permissions = ()
-        permissions = [
-            ("use_desk", "Work the escalation queue and conversations"),
-            ("approve_credit_notes", "Approve credit notes"),
-            ("review_traces", "Review traces, code failures and run evals"),
-            ("edit_kb", "Edit the knowledge base"),
-        ]
-
-
 class Channel(models.TextChoices):
     WHATSAPP = "whatsapp", "WhatsApp"
     WEBCHAT = "webchat", "Web chat"
@@ -76,6 +62,7 @@ class Conversation(models.Model):
     last_inbound_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
+        permissions = [('use_desk', 'Work the escalation queue and conversations')]
         indexes = [models.Index(fields=["contact", "status"], name="desk_conv_contact_status")]
 
     def __str__(self):
@@ -159,7 +146,6 @@ class Escalation(models.Model):
     summary = models.TextField(help_text="What the agent needs to know, written for the agent.")
     detail = models.TextField(blank=True)
     suggested_reply = models.TextField(blank=True, help_text="The best verified draft, if any.")
-    trace = models.ForeignKey("traces.Trace", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.OPEN)
     created_at = models.DateTimeField(auto_now_add=True)
     resolved_at = models.DateTimeField(null=True, blank=True)
@@ -243,6 +229,7 @@ class CreditNoteRequest(models.Model):
     sent_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
+        permissions = [('approve_credit_notes', 'Approve credit notes')]
         ordering = ["proposed_at", "pk"]
         constraints = [
             models.CheckConstraint(condition=Q(amount__gt=0), name="desk_credit_note_amount_positive"),

@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.db.models import Count, F, OuterRef, Q, QuerySet, Subquery
+from django.db.models import Count, OuterRef, Q, QuerySet, Subquery
 from django.utils import timezone
 
 from desk.models import Conversation, Escalation, Event, Message
@@ -185,7 +185,6 @@ def conversation_thread(*, conversation: Conversation) -> list[ThreadEntry]:
     """Return the conversation's messages and events in time order (two queries)."""
     messages = (
         conversation.messages.select_related("agent", "verified_wrong_by")
-        .annotate(reply_trace_id=F("reply_trace__id"))
         .order_by("created_at", "pk")
     )
     events = conversation.events.select_related("actor").order_by("created_at", "pk")
@@ -194,14 +193,6 @@ def conversation_thread(*, conversation: Conversation) -> list[ThreadEntry]:
     # A message and the event it caused share a transaction; the message reads first.
     entries.sort(key=lambda entry: (entry.at, 0 if entry.message else 1))
     return entries
-
-
-def conversation_last_turn(*, conversation: Conversation):
-    """Return the trace of the bot's last real turn (a silenced turn shows nothing), or None."""
-    from traces.models import Trace
-
-    traces = Trace.objects.filter(conversation=conversation).order_by("-created_at", "-pk")
-    return traces.exclude(outcome=Trace.Outcome.SILENCED).first() or traces.first()
 
 
 def conversation_escalation(*, conversation: Conversation) -> Escalation | None:
@@ -250,7 +241,7 @@ def account_summary(*, customer_id: str, payments: int = 3) -> AccountSummary:
     """Ask the billing capability for the plan, current invoice and last payments of a customer."""
     if not customer_id:
         return AccountSummary(state="unidentified")
-    from bot.billing.client import billing_client
+    from billing.client import billing_client
 
     try:
         result = billing_client().account_summary(customer_id)

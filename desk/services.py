@@ -3,20 +3,21 @@
 from __future__ import annotations
 
 from datetime import timedelta
+from functools import partial
 
 from django.db import transaction
 from django.db.models import F, Value
 from django.db.models.functions import Concat
 from django.utils import timezone
 
+from core.tasks import task_queue
 from desk.access import require_desk_worker
 from desk.models import Conversation, Escalation, Event, Message
+from desk.senders import RecordingSender, get_sender
 
 
 def _deliver_on_commit(message: Message) -> None:
-    from desk.tasks import deliver_outbound
-
-    transaction.on_commit(lambda: deliver_outbound.delay(message.pk))
+    transaction.on_commit(partial(task_queue, "desk.deliver_outbound", message.pk))
 
 
 @transaction.atomic
@@ -48,7 +49,6 @@ def conversation_escalate(
     summary: str,
     detail: str = "",
     suggested_reply: str = "",
-    trace=None,
     notice: str = "",
 ) -> Escalation:
     """Hand the conversation to the humans with a reason, and tell the customer once that a person will answer."""
@@ -61,7 +61,7 @@ def conversation_escalate(
     conversation.save(update_fields=["handler", "status", "updated_at"])
     escalation = Escalation.objects.create(
         conversation=conversation, reason=reason, summary=summary, detail=detail,
-        suggested_reply=suggested_reply, trace=trace,
+        suggested_reply=suggested_reply,
     )
     Event.objects.create(conversation=conversation, kind="escalated", detail={"reason": reason,
                                                                              "escalation": escalation.pk})
@@ -76,8 +76,6 @@ def conversation_escalate(
 
 def outbound_deliver(*, message_id: int) -> Message:
     """Send a queued outbound message through its channel's sender and record the result."""
-    from desk.senders import RecordingSender, get_sender
-
     message = Message.objects.select_related("conversation__contact").get(pk=message_id)
     if message.status != Message.Status.QUEUED:
         return message  # already sent (a redelivered task must not send twice)
@@ -255,7 +253,5 @@ def message_mark_wrong(*, message_id: int, agent, reason: str) -> Message:
     message.verified_wrong_by = agent
     message.verified_wrong_at = timezone.now()
     message.save(update_fields=["verified_wrong_reason", "verified_wrong_by", "verified_wrong_at"])
-    trace = getattr(message, "reply_trace", None)
-    _event(message.conversation, agent, "verified_wrong", message=message.pk, reason=message.verified_wrong_reason,
-           trace=trace.pk if trace else None)
+    _event(message.conversation, agent, "verified_wrong", message=message.pk, reason=message.verified_wrong_reason)
     return message

@@ -15,6 +15,7 @@ from django.views.decorators.http import require_GET, require_POST
 from desk import chat as webchat
 from desk import services
 from desk.access import access_conversation, may_work_desk
+from desk.credit_notes import credit_note_panel
 from desk.forms import AssignForm, MarkWrongForm, NoteForm, QueueFilterForm, ReplyForm
 from desk.models import CannedReply, Conversation, Message
 from desk.selectors import (
@@ -22,7 +23,6 @@ from desk.selectors import (
     QueueFilters,
     account_summary,
     conversation_escalation,
-    conversation_last_turn,
     conversation_thread,
     escalation_counts,
     escalation_queue,
@@ -61,7 +61,6 @@ def chat_reset(request):
     """Forget the visitor's conversation and pick another customer."""
     request.session.pop(webchat.SESSION_KEY, None)
     return redirect("desk:chat")
-
 
 
 # The escalation queue ----------------------------------------------------------------------------
@@ -141,55 +140,16 @@ def _work_context(request, conversation: Conversation, *, error: str = "", compo
     return context
 
 
-def _trace_panel(trace, user) -> dict | None:
-    """Shape the last turn's trace for the side panel: chunks with evidence ids, facts, verifier problems."""
-    if trace is None:
-        return None
-    evidence = trace.evidence or []
-    by_chunk = {e.get("chunk_id"): e for e in evidence if e.get("kind") == "chunk" and e.get("chunk_id")}
-    missing = [r.get("chunk_id") for r in trace.retrieval or [] if r.get("chunk_id") not in by_chunk]
-    current_text = {}
-    if missing:
-        from kb.models import Chunk
-
-        current_text = dict(Chunk.objects.filter(pk__in=[m for m in missing if m]).values_list("pk", "text"))
-    chunks = []
-    for row in trace.retrieval or []:
-        used = by_chunk.get(row.get("chunk_id"))
-        chunks.append({**row, "evidence_id": used["id"] if used else "",
-                       "text": used["text"] if used else current_text.get(row.get("chunk_id"), ""),
-                       "text_is_current": used is None})
-    attempts = []
-    for attempt in trace.attempts or []:
-        verdict = attempt.get("verdict") or {}
-        attempts.append({"attempt": attempt.get("attempt"), "error": attempt.get("error", ""),
-                         "needs_human": attempt.get("needs_human", False), "has_verdict": bool(verdict),
-                         "grounded": verdict.get("grounded"), "problems": verdict.get("problems") or [],
-                         "evidence_ids": attempt.get("evidence_ids") or []})
-    return {
-        "trace": trace,
-        "chunks": chunks,
-        "facts": [e for e in evidence if e.get("kind") == "fact"],
-        "tool_calls": [{"capability": c.get("capability"), "ok": c.get("ok"), "error": c.get("error")}
-                       for c in trace.tool_calls or []],
-        "attempts": attempts,
-        "chunk_links": user.has_perm("desk.edit_kb"),
-    }
-
-
 def _page_context(request, conversation: Conversation, **work) -> dict:
     context = _work_context(request, conversation, **work)
     escalation = conversation_escalation(conversation=conversation)
     context.update(
         escalation=escalation,
-        turn=_trace_panel(conversation_last_turn(conversation=conversation), request.user),
         draft=escalation.suggested_reply if escalation and escalation.status != "resolved" else "",
     )
     if context["can_act"]:
         # Agents see the account they are answering for; analysts read the conversation, not the account.
         context["account"] = account_summary(customer_id=conversation.contact.customer_id)
-        from desk.credit_views import credit_note_panel  # credit notes: the panel's invoices and requests
-
         context["credit"] = credit_note_panel(conversation=conversation)
         if not context["composer_text"]:
             context["composer_text"] = _prefill(request, context)

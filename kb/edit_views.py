@@ -25,24 +25,11 @@ from kb.editing import (
     text_diff,
 )
 from kb.embeddings import get_embedder
-from kb.models import Document, ReembedJob, Section
-from kb.views import kb_editor_required
+from kb.models import ReembedJob
+from kb.access import access_document, access_section, kb_editor_required
 
 MAX_UPLOAD_FILES = 50
 MAX_UPLOAD_BYTES = 2_000_000
-
-
-def access_document(slug: str, *, live: bool = False) -> Document:
-    """Return the document (any, or only a not-deleted one when `live`); 404 otherwise."""
-    queryset = Document.objects.all()
-    if live:
-        queryset = queryset.filter(deleted_at__isnull=True)
-    return get_object_or_404(queryset, slug=slug)
-
-
-def access_section(document: Document, section_id: int) -> Section:
-    """Return one of the document's sections (a retired one too: its editor gets the conflict, not a 404)."""
-    return get_object_or_404(Section, pk=section_id, document=document)
 
 
 def _form_text(request, name: str) -> str:
@@ -264,13 +251,6 @@ def document_upload(request):
 # --- delete, restore -----------------------------------------------------------------------------------------
 
 
-def golden_cases_expecting(document: Document):
-    """Return the golden cases that count this document as a hit."""
-    from traces.models import GoldenCase
-
-    return GoldenCase.objects.filter(hits__contains=[document.slug]).select_related("golden_set")
-
-
 @login_required
 @kb_editor_required
 def document_delete_view(request, slug):
@@ -280,7 +260,7 @@ def document_delete_view(request, slug):
         if document.deleted_at is not None:
             return redirect("kb:document", slug=slug)
         return render(request, "kb/document_delete.html",
-                      {"document": document, "golden_cases": list(golden_cases_expecting(document))})
+                      {"document": document})
     result = document_delete(document=document, author=request.user)
     if result.version is not None:
         messages.success(request, f"Deleted {slug} (version {result.version.number}, index version "

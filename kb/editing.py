@@ -19,6 +19,7 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
+from core.tasks import task_queue
 from kb.chunking import (
     HEADING_SEPARATOR,
     MalformedDocument,
@@ -33,6 +34,7 @@ from kb.chunking import (
 from kb.embeddings import Embedder
 from kb.identifiers import find_identifiers
 from kb.models import Chunk, Document, DocumentVersion, EmbeddingSpace, ReembedJob, Section
+from kb.terms import refresh_term_stats
 
 EMBED_BATCH = 16
 
@@ -378,15 +380,11 @@ def _bump_space() -> EmbeddingSpace:
 
 
 def _refresh_stats() -> None:
-    from kb.services import refresh_term_stats
-
     refresh_term_stats()
 
 
 def _queue_reembed(job_id: int) -> None:
-    from kb.tasks import reembed_document
-
-    reembed_document.delay(job_id)
+    task_queue("kb.reembed_document", job_id)
 
 
 # --- background embedding ------------------------------------------------------------------------------------

@@ -53,6 +53,7 @@ class Document(models.Model):
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
+        permissions = [('edit_kb', 'Edit the knowledge base')]
         ordering = ["slug"]
 
     def __str__(self):

@@ -27,7 +27,7 @@ MAX_DF_RATIO = 0.2
 MIN_DF_LIMIT = 20
 # ts_rank normalization 8 divides by the number of unique words: a glossary chunk that names every
 # fee once must not outrank the short section that is about the one fee asked for. Measured on
-# kb/fixtures/golden.jsonl: 0 → MRR 0.85 with 2 must-pass failures; 8 → 0 must-pass failures.
+# evals/fixtures/golden.jsonl: 0 → MRR 0.85 with 2 must-pass failures; 8 → 0 must-pass failures.
 TEXT_RANK_NORMALIZATION = 8
 # The full-text branch ranks at most this many chunks: those holding the rarest query terms whose
 # document counts add up to at most this (on a small knowledge base: every term). See _selective_terms.

@@ -11,7 +11,8 @@ from django.db import connection, transaction
 from kb.chunking import SUPPORTED_SUFFIXES, ParsedDocument, chunk_section
 from kb.editing import EMBED_BATCH, EditError, document_write, read_upload, source_hash
 from kb.embeddings import Embedder
-from kb.models import Chunk, Document, EmbeddingSpace, TermStat
+from kb.models import Chunk, Document, EmbeddingSpace
+from kb.terms import refresh_term_stats
 
 Progress = Callable[[int], None]  # called with the number of items just finished
 
@@ -157,23 +158,6 @@ def _touch_space(embedder: Embedder, *, bump: bool) -> EmbeddingSpace:
         space.index_version += 1
         space.save(update_fields=["index_version", "updated_at"])
     return space
-
-
-def refresh_term_stats() -> None:
-    """Recount how many chunks hold each lexeme, per config (for the full-text branch)."""
-    table = Chunk._meta.db_table
-    with connection.cursor() as cursor:
-        cursor.execute(f"DELETE FROM {TermStat._meta.db_table}")
-        for config, where, column in (  # live chunks only: retired ones are not searched
-            ("spanish", "language = 'es' AND retired_in IS NULL", "search_vector"),
-            ("english", "language = 'en' AND retired_in IS NULL", "search_vector"),
-            ("simple", "retired_in IS NULL", "search_vector_simple"),
-        ):
-            cursor.execute(
-                f"INSERT INTO {TermStat._meta.db_table} (config, lexeme, ndoc) "
-                f"SELECT %s, word, ndoc FROM ts_stat(%s)",
-                [config, f"SELECT {column} FROM {table} WHERE {where}"],
-            )
 
 
 def chunks_reembed(*, embedder: Embedder, progress: Progress | None = None) -> EmbeddingSpace:

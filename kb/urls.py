@@ -1,6 +1,6 @@
 from django.urls import path
 
-from kb import affected_views, edit_views, views
+from kb import edit_views, views
 
 app_name = "kb"
 urlpatterns = [
@@ -8,7 +8,7 @@ urlpatterns = [
     path("documents/<slug:slug>/", views.document_detail, name="document"),
     path("chunks/<int:chunk_id>/", views.chunk_detail, name="chunk"),
     path("search/", views.search_playground, name="search"),
-    # issue 9, editing (kb/edit_views.py)
+    # Editing (kb/edit_views.py)
     path("upload/", edit_views.document_upload, name="document_upload"),
     path("documents/<slug:slug>/edit/", edit_views.document_edit, name="document_edit"),
     path("documents/<slug:slug>/preview/", edit_views.document_preview, name="document_preview"),
@@ -21,9 +21,4 @@ urlpatterns = [
     path("documents/<slug:slug>/restore/", edit_views.document_restore_view, name="document_restore"),
     path("documents/<slug:slug>/reembed/", edit_views.reembed_progress, name="reembed_progress"),
     path("reembed/<int:job_id>/retry/", edit_views.reembed_retry, name="reembed_retry"),
-    # issue 9: open a failure in the KB
-    path("open/trace/<int:trace_id>/", views.open_trace, name="open_trace"),
-    path("open/note/<int:note_id>/", views.open_note, name="open_note"),
-    # issue 9: re-run the golden cases a document touches (kb/affected_views.py)
-    path("documents/<slug:slug>/affected/", affected_views.affected_cases_page, name="affected_cases"),
 ]

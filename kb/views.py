@@ -1,24 +1,22 @@
-from django.contrib.auth.decorators import login_required, permission_required
+from django.contrib.auth.decorators import login_required
+from django.db.models import Prefetch
 from django.shortcuts import get_object_or_404, render
 
-from kb import diagnose  # issue 9: from a failure to the chunk
+from kb import inspect
+from kb.access import kb_editor_required
+from kb.embeddings import QueryCachingEmbedder, get_embedder
 from kb.models import Chunk, Document, EmbeddingSpace
-
-kb_editor_required = permission_required("desk.edit_kb", raise_exception=True)
+from kb.search import search
 
 
 @login_required
 @kb_editor_required
 def document_list(request):
-    """List the documents with language, version, live chunks, last edit and 30-day usage in traces."""
+    """List the documents with language, version, live chunks and last edit (usage in traces loads beside it)."""
     include_deleted = request.GET.get("deleted") == "1"
-    documents = list(diagnose.document_rows(include_deleted=include_deleted))
-    usage, counted_at = diagnose.document_usage_cached(recount=request.GET.get("recount") == "1")
-    for document in documents:
-        document.usage = usage.get(document.slug) or diagnose.DocumentUsage()
+    documents = list(inspect.document_rows(include_deleted=include_deleted))
     return render(request, "kb/document_list.html", {
         "documents": documents, "space": EmbeddingSpace.objects.first(), "include_deleted": include_deleted,
-        "recent_days": diagnose.RECENT_DAYS, "counted_at": counted_at,
     })
 
 
@@ -26,8 +24,6 @@ def document_list(request):
 @kb_editor_required
 def document_detail(request, slug):
     """Show a document's live sections, the chunks the retriever scores and its latest re-embedding."""
-    from django.db.models import Prefetch
-
     document = get_object_or_404(Document, slug=slug)
     # Only what search sees now; retired sections and chunks stay reachable from the history and old traces.
     sections = document.sections.live().prefetch_related(
@@ -39,15 +35,11 @@ def document_detail(request, slug):
 @login_required
 @kb_editor_required
 def chunk_detail(request, chunk_id):
-    """Show one chunk as the retriever scores it, its status, and the traces, notes and cases naming it."""
+    """Show one chunk as the retriever scores it and its status (the traces naming it load beside it)."""
     chunk = get_object_or_404(Chunk.objects.select_related("document", "section"), pk=chunk_id)
-    slug = chunk.document.slug
     return render(request, "kb/chunk_detail.html", {
-        "chunk": chunk, "status": diagnose.chunk_status(chunk), "recent_days": diagnose.RECENT_DAYS,
-        "usage": diagnose.chunk_usage(chunk=chunk, since=diagnose.recent_since()),
-        "notes": diagnose.failure_notes_for_document(slug=slug),
-        "golden_cases": diagnose.golden_cases_for_document(slug=slug),
-        "edit_url": diagnose.section_edit_url(slug, chunk.section_id),
+        "chunk": chunk, "status": inspect.chunk_status(chunk),
+        "edit_url": inspect.section_edit_url(chunk.document.slug, chunk.section_id),
     })
 
 
@@ -55,9 +47,6 @@ def chunk_detail(request, chunk_id):
 @kb_editor_required
 def search_playground(request):
     """Run a query: the three branches, the fused list and the pruned, now and at an earlier index version."""
-    from kb.embeddings import QueryCachingEmbedder, get_embedder
-    from kb.search import search
-
     query = (request.GET.get("q") or "").strip()[:500]
     language = request.GET.get("language") if request.GET.get("language") in ("es", "en") else None
     k = _int_param(request.GET.get("k"), default=5, low=1, high=20)
@@ -70,8 +59,8 @@ def search_playground(request):
     result = search(query, k=k, language=language, explain=True, embedder=embedder) if query else None
     earlier = (search(query, k=k, language=language, explain=True, at_version=version, embedder=embedder)
                if query and version else None)
-    gone = diagnose.mark_changes(result, earlier) if result and earlier else []
-    diagnose.label_branches(result, earlier)
+    gone = inspect.mark_changes(result, earlier) if result and earlier else []
+    inspect.label_branches(result, earlier)
     template = "kb/search.html"
     if request.htmx:
         template += "#results"
@@ -91,30 +80,3 @@ def _int_param(raw, *, default, low, high):
         return default
 
 
-@login_required
-@kb_editor_required
-def open_trace(request, trace_id):
-    """Open a trace in the KB: the chunks it retrieved beside the ones its golden case expects, scored now."""
-    from traces.models import Trace
-
-    trace = get_object_or_404(Trace, pk=trace_id)
-    return _open_in_kb(request, trace=trace, note=None)
-
-
-@login_required
-@kb_editor_required
-def open_note(request, note_id):
-    """Open the trace of a failure note in the KB."""
-    from traces.models import ReviewNote
-
-    notes = ReviewNote.objects.select_related("trace", "failure_class", "author")
-    note = get_object_or_404(notes, pk=note_id)
-    return _open_in_kb(request, trace=note.trace, note=note)
-
-
-def _open_in_kb(request, *, trace, note):
-    view = diagnose.open_in_kb(trace=trace)
-    return render(request, "kb/open_in_kb.html", {
-        "view": view, "trace": trace, "note": note, "may_review": request.user.has_perm("desk.review_traces"),
-        "space": EmbeddingSpace.objects.first(), "bot_k": diagnose.BOT_K,
-    })

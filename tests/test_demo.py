@@ -7,7 +7,8 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from desk.models import Escalation, Message
-from traces.models import GoldenCase, GoldenSet, ReviewNote, ReviewSession, Trace
+from evals.models import GoldenCase, GoldenSet
+from traces.models import ReviewNote, ReviewSession, Trace
 
 pytestmark = pytest.mark.django_db
 
@@ -22,7 +23,7 @@ def test_demo_users_print_their_passwords_and_log_in(client):
 
 def test_demo_conversations_fill_the_queue_and_replaying_adds_nothing(settings, sample_kb,
                                                                      django_capture_on_commit_callbacks):
-    from bot.billing.simulator.mounted import shared_simulator
+    from billing.simulator.mounted import shared_simulator
 
     settings.WHATSAPP_APP_SECRET = "demo-app-secret"
     with django_capture_on_commit_callbacks(execute=True):  # the queued turns run, as eager Celery does
@@ -46,7 +47,7 @@ def test_demo_conversations_refuse_without_a_webhook_secret(settings):
 
 def test_the_demo_leaves_a_coded_retrieval_failure_and_its_golden_case(settings, sample_kb,
                                                                       django_capture_on_commit_callbacks):
-    from desk.management.commands.demo_conversations import REVIEW_SESSION
+    from demo.management.commands.demo_conversations import REVIEW_SESSION
 
     settings.WHATSAPP_APP_SECRET = "demo-app-secret"
     settings.OPENAI_API_KEY = settings.OPENAI_BASE_URL = ""

@@ -21,9 +21,9 @@ def test_roles_exist_with_their_permissions(make_staff):
     analyst = make_staff("luis", "analyst")
     editor = make_staff("eva", "kb_editor")
     supervisor = make_staff("sol", "supervisor")
-    assert agent.has_perm("desk.use_desk") and not agent.has_perm("desk.review_traces")
-    assert analyst.has_perm("desk.review_traces") and not analyst.has_perm("desk.use_desk")
-    assert editor.has_perm("desk.edit_kb") and not editor.has_perm("desk.approve_credit_notes")
+    assert agent.has_perm("desk.use_desk") and not agent.has_perm("traces.review_traces")
+    assert analyst.has_perm("traces.review_traces") and not analyst.has_perm("desk.use_desk")
+    assert editor.has_perm("kb.edit_kb") and not editor.has_perm("desk.approve_credit_notes")
     assert supervisor.has_perm("desk.approve_credit_notes")
 
 

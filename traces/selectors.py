@@ -9,7 +9,7 @@ from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.utils import timezone
 from django.utils.dateparse import parse_date, parse_datetime
 
-from desk.models import Message
+from desk.models import Conversation, Message
 from traces.models import FailureClass, ReviewNote, ReviewSession, SessionTrace, Trace
 from traces.taxonomy import CodedNote, summarize
 
@@ -192,3 +192,8 @@ def session_taxonomy(*, session: ReviewSession):
              for n in session.notes.all()]
     return summarize(notes, merged_into), classes
 
+
+def conversation_last_turn(*, conversation: Conversation):
+    """Return the trace of the bot's last real turn (a silenced turn shows nothing), or None."""
+    traces = Trace.objects.filter(conversation=conversation).order_by("-created_at", "-pk")
+    return traces.exclude(outcome=Trace.Outcome.SILENCED).first() or traces.first()

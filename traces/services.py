@@ -8,13 +8,10 @@ import secrets
 from django.db import transaction
 from django.db.models import Max
 
-from pathlib import Path
-
-from traces.golden import read_golden_rows
-from traces.models import (STAGES, FailureClass, FailureClassEvent, GoldenCase, GoldenSet, GoldenSetVersion, ReviewNote,
-                           ReviewSession, SessionTrace, Trace)
+from traces.models import STAGES, FailureClass, FailureClassEvent, ReviewNote, ReviewSession, SessionTrace, Trace
 from traces.sampling import append_tagged, draw_uniform
 from traces.selectors import TraceFilters, parse_trace_filters, traces_filtered
+from traces.signals import review_note_saved
 
 
 class ReviewError(ValueError):
@@ -85,13 +82,8 @@ def review_note_save(*, session: ReviewSession, trace: Trace, author, verdict: s
         session=session, trace=trace, author=author,
         defaults={"verdict": verdict, "first_failure": first_failure, "stage": stage,
                   "model_faithful": model_faithful})
-    if model_faithful is not None and trace.final_text:
-        # "Was the model faithful to its context?" on an answer is the judge's question: the review
-        # doubles as a calibration label (the latest person's answer wins, as on the trace page).
-        from traces.labels import human_label_save
-
-        human_label_save(trace=trace, label="pass" if model_faithful else "fail",
-                         note=first_failure or "from a review note", author=author)
+    # Evals listen: "was the model faithful?" on an answer doubles as a judge-calibration label.
+    review_note_saved.send(sender=ReviewNote, note=note)
     return note
 
 
@@ -157,115 +149,3 @@ def failure_class_merge(*, source: FailureClass, target: FailureClass, actor=Non
     FailureClassEvent.objects.create(failure_class=source, kind="merged_into", actor=actor,
                                      detail={"into": target.pk, "into_name": target.name})
     return target
-
-
-# --- Golden set -------------------------------------------------------------------------------------------------
-
-class GoldenSetError(ValueError):
-    """A golden-set write or read that cannot be done (unknown set or version)."""
-
-
-def golden_case_row(case: GoldenCase) -> dict:
-    """Return a case in the JSONL shape: the file's fields always, the optional ones only when set."""
-    row = {"id": case.case_id, "query": case.query, "hits": list(case.hits),
-           "hard_negatives": list(case.hard_negatives), "must_pass": case.must_pass}
-    if case.facts:
-        row["facts"] = list(case.facts)
-    if case.context:
-        row["context"] = list(case.context)
-    if case.customer_id:
-        row["customer_id"] = case.customer_id
-    if case.clarification_expected:
-        row["clarification_expected"] = True
-    if case.synthetic:
-        row["synthetic"] = True
-    if case.origin != GoldenCase.Origin.FILE:
-        row["origin"] = case.origin
-    return row
-
-
-def golden_set_bump(*, golden_set: GoldenSet, user=None, note: str = "") -> GoldenSetVersion:
-    """Bump the set's version and store a snapshot of its cases as exported. Call inside the changing transaction."""
-    golden_set = GoldenSet.objects.select_for_update().get(pk=golden_set.pk)
-    golden_set.current_version += 1
-    golden_set.save(update_fields=["current_version"])
-    snapshot = [golden_case_row(case) for case in golden_set.cases.order_by("pk")]
-    return GoldenSetVersion.objects.create(golden_set=golden_set, number=golden_set.current_version,
-                                           created_by=user if getattr(user, "pk", None) else None,
-                                           note=note[:200], snapshot=snapshot)
-
-
-@transaction.atomic
-def golden_import(*, name: str, path: Path, user=None) -> GoldenSetVersion:
-    """Replace the cases of set `name` (created if new) with a JSONL file's rows: all or nothing, a new version."""
-    rows = read_golden_rows(Path(path))  # raises GoldenFileError naming file:line before anything is written
-    golden_set, _ = GoldenSet.objects.get_or_create(name=name)
-    golden_set.cases.all().delete()
-    GoldenCase.objects.bulk_create([
-        GoldenCase(golden_set=golden_set, case_id=row["id"], query=row["query"], hits=row["hits"],
-                   hard_negatives=row["hard_negatives"], must_pass=row["must_pass"], facts=row["facts"],
-                   context=row["context"], customer_id=row["customer_id"],
-                   clarification_expected=row["clarification_expected"], synthetic=row["synthetic"],
-                   reviewed=not row["synthetic"], origin=row["origin"])
-        for row in rows
-    ])
-    return golden_set_bump(golden_set=golden_set, user=user, note=f"import {Path(path).name}")
-
-
-def golden_version(*, name: str, version: int | None = None) -> GoldenSetVersion:
-    """Return a stored version of set `name` (its current one by default)."""
-    golden_set = GoldenSet.objects.filter(name=name).first()
-    if golden_set is None:
-        raise GoldenSetError(f"no golden set named {name!r}")
-    number = golden_set.current_version if version is None else version
-    found = golden_set.versions.filter(number=number).first()
-    if found is None:
-        raise GoldenSetError(f"golden set {name!r} has no version {number}")
-    return found
-
-
-def golden_export(*, name: str, version: int | None = None) -> list[dict]:
-    """Return the rows of set `name` at `version` (current by default), in the JSONL shape, in file order."""
-    return [dict(row) for row in golden_version(name=name, version=version).snapshot]
-
-
-def _next_case_id(golden_set: GoldenSet, trace: Trace) -> str:
-    base = f"t{trace.pk}"
-    taken = set(golden_set.cases.filter(case_id__startswith=base).values_list("case_id", flat=True))
-    if base not in taken:
-        return base
-    n = 2
-    while f"{base}-{n}" in taken:
-        n += 1
-    return f"{base}-{n}"
-
-
-def kept_docs(trace: Trace) -> list[str]:
-    """Return the documents of the trace's kept chunks, once each, in rank order (a case's default hits)."""
-    return list(dict.fromkeys(row["doc"] for row in trace.retrieval or [] if row.get("kept") and row.get("doc")))
-
-
-@transaction.atomic
-def golden_case_from_trace(*, trace: Trace, user, golden_set: GoldenSet) -> GoldenCase:
-    """Add a case prefilled from a trace (query, customer, kept chunks' docs as hits); not must-pass until edited."""
-    case = GoldenCase.objects.create(golden_set=golden_set, case_id=_next_case_id(golden_set, trace),
-                                     query=trace.query, customer_id=trace.customer_id or "", hits=kept_docs(trace),
-                                     origin=GoldenCase.Origin.TRACE, trace=trace, must_pass=False)
-    golden_set_bump(golden_set=golden_set, user=user, note=f"case {case.case_id} from trace {trace.pk}")
-    return case
-
-
-@transaction.atomic
-def golden_case_update(*, case: GoldenCase, user, query: str, facts: list[str], hits: list[str],
-                       hard_negatives: list[str], must_pass: bool, clarification_expected: bool,
-                       synthetic: bool) -> GoldenCase:
-    """Save an edited case and bump its set's version."""
-    query = query.strip()
-    if not query:
-        raise GoldenSetError("the query cannot be empty")
-    case.query, case.facts, case.hits, case.hard_negatives = query, facts, hits, hard_negatives
-    case.must_pass, case.clarification_expected, case.synthetic = must_pass, clarification_expected, synthetic
-    case.reviewed = True  # a human has just read and saved it
-    case.save()
-    golden_set_bump(golden_set=case.golden_set, user=user, note=f"edit {case.case_id}")
-    return case

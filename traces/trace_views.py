@@ -15,17 +15,12 @@ from django.utils.html import escape
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_POST
 
-from desk.models import Message
+from desk.models import Conversation, Message
+from kb.models import Chunk
 from traces import selectors, services
-from traces.eval_views import require_trace_reviewer, trace_label_context
-from traces.models import (STAGES, FailureClass, FailureClassEvent, GoldenCase, GoldenSet, ReviewNote, ReviewSession,
-                           SessionTrace, Trace)
+from traces.access import may_read_traces, may_review_traces, require_trace_reviewer
+from traces.models import STAGES, FailureClass, FailureClassEvent, ReviewNote, ReviewSession, SessionTrace, Trace
 from traces.taxonomy import bars, saturation
-
-
-def _may_read_traces(user) -> bool:
-    # Analysts and supervisors review traces; agents read the trace behind their conversations.
-    return user.has_perm("desk.review_traces") or user.has_perm("desk.use_desk")
 
 
 def access_session(user, session_id: int) -> ReviewSession:
@@ -37,7 +32,7 @@ def access_session(user, session_id: int) -> ReviewSession:
 @login_required
 def trace_list(request):
     """List traces newest first with the browser's filters, keyset-paginated on (created_at, id)."""
-    if not _may_read_traces(request.user):
+    if not may_read_traces(request.user):
         raise PermissionDenied
     filters = selectors.parse_trace_filters(request.GET)
     page, next_cursor = selectors.trace_page(filters=filters, after=request.GET.get("after", ""))
@@ -50,7 +45,7 @@ def trace_list(request):
         "traces": page, "filters": filters, "params": request.GET, "choices": selectors.filter_choices(),
         "stages": STAGES, "filter_query": query.urlencode(),
         "next_query": next_query.urlencode() if next_cursor else "",
-        "may_review": request.user.has_perm("desk.review_traces"),
+        "may_review": request.user.has_perm("traces.review_traces"),
     })
 
 
@@ -100,7 +95,7 @@ def _rows_with_header(records, writer):
 @login_required
 def trace_detail(request, trace_id):
     """Show one turn: route, retrieval table, billing calls, evidence, writer attempts, final text, latency."""
-    if not _may_read_traces(request.user):
+    if not may_read_traces(request.user):
         raise PermissionDenied
     trace = get_object_or_404(Trace.objects.select_related("conversation__contact", "message", "reply"), pk=trace_id)
     stages = [{"name": name, "ms": ms} for name, ms in trace.latency_ms.items()]
@@ -110,64 +105,11 @@ def trace_detail(request, trace_id):
     attempts = [{**attempt, "highlighted": _highlight(attempt.get("raw") or attempt.get("reply") or "",
                                                        (attempt.get("verdict") or {}).get("problems", []))}
                 for attempt in trace.attempts]
-    notes, golden_sets = [], []
-    if request.user.has_perm("desk.review_traces"):
+    notes = []
+    if may_review_traces(request.user):
         notes = list(trace.review_notes.select_related("author", "failure_class", "session"))
-        golden_sets = list(GoldenSet.objects.all())
     return render(request, "traces/trace_detail.html", {"trace": trace, "stages": stages, "notes": notes,
-                                                        "attempts": attempts, "context": _conversation_context(trace),
-                                                        "golden_sets": golden_sets,
-                                                        # issue 8: the human-label form (traces/eval_views.py)
-                                                        **trace_label_context(request.user, trace)})
-
-
-@login_required
-@require_POST
-def golden_case_create(request, trace_id):
-    """Make a golden case from this trace in the chosen set, then open it for editing."""
-    require_trace_reviewer(request.user)
-    trace = get_object_or_404(Trace, pk=trace_id)
-    golden_set = get_object_or_404(GoldenSet, pk=request.POST.get("golden_set") or 0)
-    case = services.golden_case_from_trace(trace=trace, user=request.user, golden_set=golden_set)
-    golden_set.refresh_from_db()
-    messages.success(request, f"Case {case.case_id} added to {golden_set.name} (version {golden_set.current_version}).")
-    return redirect("traces:golden_case", case_id=case.pk)
-
-
-def _lines(text: str) -> list[str]:
-    return [line.strip() for line in text.splitlines() if line.strip()]
-
-
-def _commas(text: str) -> list[str]:
-    return [part.strip() for part in text.split(",") if part.strip()]
-
-
-@login_required
-def golden_case_edit(request, case_id):
-    """Edit a golden case: query, facts (one per line), hits and hard negatives (comma-separated), three flags."""
-    require_trace_reviewer(request.user)
-    case = get_object_or_404(GoldenCase.objects.select_related("golden_set", "trace"), pk=case_id)
-    error = ""
-    if request.method == "POST":
-        try:
-            services.golden_case_update(
-                case=case, user=request.user, query=request.POST.get("query", ""),
-                facts=_lines(request.POST.get("facts", "")), hits=_commas(request.POST.get("hits", "")),
-                hard_negatives=_commas(request.POST.get("hard_negatives", "")),
-                must_pass="must_pass" in request.POST,
-                clarification_expected="clarification_expected" in request.POST,
-                synthetic="synthetic" in request.POST)
-        except services.GoldenSetError as exc:
-            error = str(exc)
-        else:
-            case.golden_set.refresh_from_db()
-            messages.success(request,
-                             f"Saved; {case.golden_set.name} is now version {case.golden_set.current_version}.")
-            return redirect("traces:golden_case", case_id=case.pk)
-    return render(request, "traces/golden_case.html", {"case": case, "error": error,
-                                                       "facts": "\n".join(case.facts),
-                                                       "hits": ", ".join(case.hits),
-                                                       "hard_negatives": ", ".join(case.hard_negatives)})
+                                                        "attempts": attempts, "context": _conversation_context(trace)})
 
 
 CONTEXT_MESSAGES = 6
@@ -346,3 +288,58 @@ def _taxonomy_action(request, session):
             services.failure_class_merge(source=source, target=target, actor=request.user)
     except (services.ReviewError, ValueError) as error:
         messages.error(request, str(error))
+
+
+def _trace_panel(trace, user) -> dict | None:
+    """Shape the last turn's trace for the side panel: chunks with evidence ids, facts, verifier problems."""
+    if trace is None:
+        return None
+    evidence = trace.evidence or []
+    by_chunk = {e.get("chunk_id"): e for e in evidence if e.get("kind") == "chunk" and e.get("chunk_id")}
+    missing = [r.get("chunk_id") for r in trace.retrieval or [] if r.get("chunk_id") not in by_chunk]
+    current_text = {}
+    if missing:
+        current_text = dict(Chunk.objects.filter(pk__in=[m for m in missing if m]).values_list("pk", "text"))
+    chunks = []
+    for row in trace.retrieval or []:
+        used = by_chunk.get(row.get("chunk_id"))
+        chunks.append({**row, "evidence_id": used["id"] if used else "",
+                       "text": used["text"] if used else current_text.get(row.get("chunk_id"), ""),
+                       "text_is_current": used is None})
+    attempts = []
+    for attempt in trace.attempts or []:
+        verdict = attempt.get("verdict") or {}
+        attempts.append({"attempt": attempt.get("attempt"), "error": attempt.get("error", ""),
+                         "needs_human": attempt.get("needs_human", False), "has_verdict": bool(verdict),
+                         "grounded": verdict.get("grounded"), "problems": verdict.get("problems") or [],
+                         "evidence_ids": attempt.get("evidence_ids") or []})
+    return {
+        "trace": trace,
+        "chunks": chunks,
+        "facts": [e for e in evidence if e.get("kind") == "fact"],
+        "tool_calls": [{"capability": c.get("capability"), "ok": c.get("ok"), "error": c.get("error")}
+                       for c in trace.tool_calls or []],
+        "attempts": attempts,
+        "chunk_links": user.has_perm("kb.edit_kb"),
+    }
+
+
+@login_required
+def last_turn_panel(request, conversation_id):
+    """The conversation page's "bot's last turn": chunks with evidence ids, billing calls, facts, verifier."""
+    if not may_read_traces(request.user):
+        raise PermissionDenied
+    conversation = get_object_or_404(Conversation, pk=conversation_id)
+    turn = _trace_panel(selectors.conversation_last_turn(conversation=conversation), request.user)
+    return render(request, "traces/_last_turn.html", {"turn": turn})
+
+
+@login_required
+def trace_of_reply(request, message_id):
+    """Open the trace of the turn that sent this bot message (the desk links here, knowing only the message)."""
+    if not may_read_traces(request.user):
+        raise PermissionDenied
+    trace = Trace.objects.filter(reply_id=message_id).only("pk").first()
+    if trace is None:
+        raise Http404("No bot turn sent this message.")
+    return redirect("traces:detail", trace_id=trace.pk)

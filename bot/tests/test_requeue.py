@@ -9,6 +9,7 @@ from django.core.management import call_command
 from django.utils import timezone
 
 from bot.requeue import unanswered_messages, unanswered_requeue
+from bot.tasks import handle_inbound
 from desk.models import Message
 from desk.tests.desk_factories import conversation_start
 from traces.models import Trace
@@ -39,12 +40,12 @@ def conversation():
 def test_a_message_left_unqueued_is_answered_and_a_second_sweep_does_nothing(conversation):
     lost = stored(conversation, "¿Cuánto cuesta la reconexión del servicio de fibra?", age=dt.timedelta(minutes=3))
 
-    assert unanswered_requeue() == [lost.pk]  # Celery is eager here: the turn runs now
+    assert unanswered_requeue(queue=handle_inbound.delay) == [lost.pk]  # Celery is eager here: the turn runs now
 
     trace = Trace.objects.get(message=lost)
     assert trace.outcome in ("answered", "escalated")
     assert conversation.messages.filter(direction="out").exists()
-    assert unanswered_requeue() == []
+    assert unanswered_requeue(queue=handle_inbound.delay) == []
 
 
 def test_the_sweep_leaves_recent_answered_silent_and_expired_messages_alone(conversation):

@@ -119,7 +119,7 @@ def test_billing_outage_escalates_as_tool_error(healthy_billing):
 
 
 def test_unknown_whatsapp_number_is_asked_to_identify_then_linked(healthy_billing):
-    from bot.billing.simulator.data import build_dataset
+    from billing.simulator.data import build_dataset
 
     customer = build_dataset().accounts["C-1001"].customer
     conversation = start(customer_id="", channel="whatsapp", wa_id="19999999999")

@@ -230,7 +230,8 @@ def test_a_bot_answer_marked_wrong_keeps_the_reason_and_links_its_trace(make_sta
     assert (message.verified_wrong_reason, message.verified_wrong_by) == ("El saldo no es ese", ana)
     assert message.verified_wrong_at is not None
     event = Event.objects.get(kind="verified_wrong")
-    assert event.detail == {"message": message.pk, "reason": "El saldo no es ese", "trace": trace.pk}
+    assert event.detail == {"message": message.pk, "reason": "El saldo no es ese"}
+    assert message.reply_trace == trace  # the thread links the message to its trace (traces:reply)
 
 
 @pytest.mark.django_db

@@ -371,13 +371,20 @@ def test_customer_text_stays_text_everywhere(staff, healthy_billing):
 
 # The side panel: the bot's last turn and the account -------------------------------------------
 
+def last_turn(browser, conversation_id) -> str:
+    """The conversation page loads "the bot's last turn" from the traces room (htmx); fetch that partial."""
+    page = browser.get(url("conversation", conversation_id)).content.decode()
+    partial = reverse("traces:last_turn", args=[conversation_id])
+    assert f'hx-get="{partial}"' in page
+    return browser.get(partial).content.decode()
+
+
 def test_the_trace_panel_shows_route_chunks_evidence_and_verifier(staff, sample_kb, healthy_billing):
     browser, ana = staff("ana", "agent")
     conversation = conversation_start()
     trace = run_turn(message_id=customer_says(conversation, "cuanto cobran por reconexion de fibra").pk,
                      writer=TemplateWriter())
-    page = browser.get(url("conversation", conversation)).content.decode()
-    panel = page.split('id="trace-panel"')[1].split("</section>")[0]
+    panel = last_turn(browser, conversation.pk)
     assert "route <strong>document</strong>" in panel and "reconexion-fibra-es" in panel
     assert '<span class="badge evidence">E1</span>' in panel and "kept" in panel
     assert "grounded" in panel and reverse("traces:detail", args=[trace.pk]) in panel
@@ -390,7 +397,7 @@ def test_kb_chunk_links_only_for_users_who_may_edit_the_kb(staff, sample_kb):
     conversation = conversation_start()
     trace = run_turn(message_id=customer_says(conversation, "cuanto cobran por reconexion de fibra").pk,
                      writer=TemplateWriter())
-    page = browser.get(url("conversation", conversation)).content.decode()
+    page = last_turn(browser, conversation.pk)
     assert reverse("kb:chunk", args=[trace.retrieval[0]["chunk_id"]]) in page
 
 
@@ -409,8 +416,7 @@ def test_the_trace_panel_lists_billing_facts_and_each_attempts_problems(staff):
                                                           "reason": "not in the evidence"}]}},
             {"attempt": 2, "error": "timeout", "raw": ""},
         ])
-    panel = browser.get(url("conversation", escalation.conversation_id)).content.decode().split(
-        'id="trace-panel"')[1].split("</section>")[0]
+    panel = last_turn(browser, escalation.conversation_id)
     assert "Saldo = 40,60 USD" in panel and '<span class="badge evidence">E1</span>' in panel
     assert "Attempt 1" in panel and "not grounded" in panel and "45,00</mark> — not in the evidence" in panel
     assert "Attempt 2" in panel and "writer error: timeout" in panel
@@ -424,9 +430,8 @@ def test_a_silenced_turn_does_not_hide_the_bots_last_real_turn(staff):
                          route="human", escalation_reason="USER_REQUEST")
     Trace.objects.create(conversation=escalation.conversation, channel="webchat", outcome="silenced",
                          silenced_at="gate")
-    panel = browser.get(url("conversation", escalation.conversation_id)).content.decode().split(
-        'id="trace-panel"')[1]
-    assert "route <strong>human</strong>" in panel and "silenced at" not in panel.split("</section>")[0]
+    panel = last_turn(browser, escalation.conversation_id)
+    assert "route <strong>human</strong>" in panel and "silenced at" not in panel
 
 
 def test_the_account_panel_shows_plan_invoice_and_payments(staff, healthy_billing):

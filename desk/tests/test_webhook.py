@@ -11,7 +11,7 @@ from django.test import Client
 from kombu.exceptions import OperationalError
 
 import desk.inbound
-from bot import tasks as bot_tasks
+from celery import current_app
 from desk.models import Channel, Contact, Conversation, Event, Message
 from desk.whatsapp import signature_header
 from tests.fake_graph import change_value, delivery_status, inbound_message, webhook_body
@@ -33,7 +33,7 @@ def whatsapp_settings(settings):
 def queued(monkeypatch):
     """Record the message ids whose bot turn is queued (the turn itself is not under test here)."""
     ids: list[int] = []
-    monkeypatch.setattr(bot_tasks.handle_inbound, "delay", ids.append)
+    monkeypatch.setattr(current_app.tasks["bot.handle_inbound"], "delay", ids.append)
     return ids
 
 
@@ -461,7 +461,7 @@ def test_an_unreachable_broker_still_acknowledges_and_logs_the_waiting_message(
     def broker_down(message_id):
         raise OperationalError("Error 111 connecting to 127.0.0.1:6379. Connection refused.")
 
-    monkeypatch.setattr(bot_tasks.handle_inbound, "delay", broker_down)
+    monkeypatch.setattr(current_app.tasks["bot.handle_inbound"], "delay", broker_down)
     with caplog.at_level(logging.ERROR, logger="desk.inbound"):
         response = deliver(text_body())
     assert response.status_code == 200 and Message.objects.count() == 1

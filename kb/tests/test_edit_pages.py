@@ -204,7 +204,7 @@ def test_upload_reports_created_updated_unchanged_and_refuses_an_invalid_file(ed
 
 
 def test_delete_warns_about_golden_cases_hides_the_document_and_restore_brings_it_back(editor, kb):
-    from traces.models import GoldenCase, GoldenSet
+    from evals.models import GoldenCase, GoldenSet
 
     golden_set = GoldenSet.objects.create(name=f"set-{uuid.uuid4().hex[:8]}")
     GoldenCase.objects.create(golden_set=golden_set, case_id="refund-annual-1", query="annual refund?",
@@ -212,6 +212,9 @@ def test_delete_warns_about_golden_cases_hides_the_document_and_restore_brings_i
     GoldenCase.objects.create(golden_set=golden_set, case_id="trial-1", query="trial?", hits=["t-refund-trial"])
     url = reverse("kb:document_delete", args=["t-refund-annual"])
     confirm = text(editor.get(url))
+    warning = reverse("evals:document_golden_cases", args=["t-refund-annual"])
+    assert f'hx-get="{warning}"' in confirm  # the warning is the evals room's panel, loaded beside the form
+    confirm += text(editor.get(warning))
     assert "1 golden case expects this document as a hit" in confirm
     assert "refund-annual-1" in confirm and "trial-1" not in confirm
     query = "I cancelled my annual plan after ten days, do I get all my money back?"

@@ -84,6 +84,7 @@ def test_an_agent_takes_over_replies_and_hands_back_without_the_bot_talking_over
     row.locator("a.customer").click()
     page.wait_for_url(f"{live_server.url}/desk/conversations/{conversation.pk}/")
     assert "not in the knowledge base" in page.locator("#escalation").inner_text()
+    page.locator("#trace-panel .last-turn").wait_for()  # the traces room serves this panel (htmx)
     panel = page.locator("#trace-panel").inner_text().lower()
     assert "route document" in panel and "retrieved chunks" in panel and "full trace" in panel
     assert "escalated: NO_CONTEXT" in page.locator("#thread").inner_text()

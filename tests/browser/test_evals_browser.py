@@ -61,7 +61,7 @@ def _label_for(split: str, given: dict) -> str:
 
 def _expected_accuracy(judge_version: str, split: str) -> dict:
     """Count judge-vs-human agreement on a split straight from the HumanLabel and JudgeVerdict rows."""
-    from traces.models import HumanLabel, JudgeVerdict
+    from evals.models import HumanLabel, JudgeVerdict
 
     human = dict(HumanLabel.objects.filter(split=split).values_list("item_key", "label"))
     judge = dict(JudgeVerdict.objects.filter(judge_version=judge_version, item_key__in=list(human))
@@ -83,10 +83,10 @@ def test_an_analyst_builds_a_golden_set_runs_it_labels_items_and_reads_the_judge
         live_server, browser_page, small_kb, healthy_billing, make_staff, settings):
     from playwright.sync_api import expect
 
-    from traces.calibration import MIN_YOUDEN
-    from traces.judge import LEXICAL_JUDGE_VERSION
-    from traces.labels import split_for
-    from traces.models import EvalRun, GoldenCase, GoldenSet, HumanLabel, JudgeVerdict
+    from evals.calibration import MIN_YOUDEN
+    from evals.judge import LEXICAL_JUDGE_VERSION
+    from evals.labels import split_for
+    from evals.models import EvalRun, GoldenCase, GoldenSet, HumanLabel, JudgeVerdict
 
     settings.OPENAI_API_KEY = settings.OPENAI_BASE_URL = ""  # template writer and offline judge: no model server
     traces = _answered_traces()

@@ -46,7 +46,7 @@ def _demo(settings):
 
     from django.core.management import call_command
 
-    from desk.management.commands.demo_conversations import REVIEW_SESSION
+    from demo.management.commands.demo_conversations import REVIEW_SESSION
     from traces.models import ReviewNote, ReviewSession
 
     settings.WHATSAPP_APP_SECRET = "demo-app-secret"
@@ -61,7 +61,7 @@ def test_an_editor_takes_the_worst_retrieval_failure_to_a_fixed_section_and_its_
     from playwright.sync_api import expect
 
     from kb.models import Chunk, Document
-    from traces.models import GoldenCase
+    from evals.models import GoldenCase
 
     session, note = _demo(settings)
     before_version = Document.objects.get(slug="proration-en").version

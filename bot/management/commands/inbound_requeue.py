@@ -7,6 +7,7 @@ from django.core.management.base import BaseCommand
 from django.utils import timezone
 
 from bot.requeue import unanswered_messages, unanswered_requeue
+from bot.tasks import handle_inbound
 
 
 class Command(BaseCommand):
@@ -24,5 +25,5 @@ class Command(BaseCommand):
             ids = unanswered_messages(now=timezone.now(), **ages)
             self.stdout.write(f"{len(ids)} unanswered inbound messages: {ids}")
             return
-        ids = unanswered_requeue(**ages)
+        ids = unanswered_requeue(queue=handle_inbound.delay, **ages)
         self.stdout.write(f"queued {len(ids)} turns: {ids}")

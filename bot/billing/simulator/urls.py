@@ -1,6 +1,0 @@
-from django.urls import re_path
-
-from bot.billing.simulator import views
-
-app_name = "billing_sim"
-urlpatterns = [re_path(r"^(?P<subpath>.*)$", views.simulator, name="simulator")]

@@ -1,0 +1,1 @@
+"""The ground every room stands on: roles and navigation, access helpers, and small text utilities."""

@@ -1,0 +1,67 @@
+"""Staff roles: the four groups, what each may do, and the navigation each sees."""
+
+from django.urls import NoReverseMatch, reverse
+
+# group name -> "app_label.codename" of each permission. Each room declares its own on one of its models
+# (desk: Conversation and CreditNoteRequest, traces: Trace, kb: Document); this table only hands them out.
+ROLE_PERMISSIONS = {
+    "agent": ["desk.use_desk"],
+    "supervisor": ["desk.use_desk", "desk.approve_credit_notes", "traces.review_traces"],
+    "analyst": ["traces.review_traces"],
+    "kb_editor": ["kb.edit_kb"],
+}
+
+# Django model permissions the supervisor group gets for the admin (desk models; canned replies editable).
+SUPERVISOR_ADMIN_PERMISSIONS = [
+    f"desk.{codename}" for codename in (
+        "view_contact", "change_contact", "view_conversation", "change_conversation", "view_message",
+        "view_escalation", "view_event", "view_cannedreply", "add_cannedreply", "change_cannedreply",
+        "delete_cannedreply")
+]
+
+# (label, url name, permission) — a link shows when the user holds the permission
+NAVIGATION = [
+    ("Desk", "desk:queue", "desk.use_desk"),
+    ("Credit notes", "desk:credit_notes", "desk.approve_credit_notes"),
+    ("Traces", "traces:list", "traces.review_traces"),
+    ("Evals", "evals:golden_sets", "traces.review_traces"),
+    ("Verifier", "evals:verifier_playground", "traces.review_traces"),
+    ("Knowledge base", "kb:documents", "kb.edit_kb"),
+    ("Web chat", "desk:chat", None),
+]
+
+
+def navigation(request):
+    """Template context: the navigation links this user may follow."""
+    user = getattr(request, "user", None)
+    if user is None or not user.is_authenticated:
+        return {"nav_links": []}
+    links = []
+    for label, url_name, perm in NAVIGATION:
+        if perm and not user.has_perm(perm):
+            continue
+        try:
+            links.append({"label": label, "url": reverse(url_name)})
+        except NoReverseMatch:  # a room not built yet
+            continue
+    return {"nav_links": links}
+
+
+def ensure_roles() -> None:
+    """Create the four groups with their permissions if they are missing (the data migrations do it too;
+    tests that flush the database and fresh demo databases call this)."""
+    from django.apps import apps
+    from django.contrib.auth.management import create_permissions
+    from django.contrib.auth.models import Group, Permission
+
+    for app_config in apps.get_app_configs():  # after a flush, make sure every declared permission exists
+        create_permissions(app_config, verbosity=0)
+    for name, perms in {**ROLE_PERMISSIONS, "supervisor": ROLE_PERMISSIONS["supervisor"]
+                        + SUPERVISOR_ADMIN_PERMISSIONS}.items():
+        group, _ = Group.objects.get_or_create(name=name)
+        group.permissions.add(*[_permission(Permission, perm) for perm in perms])
+
+
+def _permission(permission_model, perm: str):
+    app_label, codename = perm.split(".", 1)
+    return permission_model.objects.get(content_type__app_label=app_label, codename=codename)

@@ -1,0 +1,284 @@
+"""The release gate: thresholds on an eval report → go / iterate / block. Pure: no Django.
+
+A gates file (JSON, YAML or TOML, chosen by its suffix) names the golden file and, per metric, the
+thresholds. Higher-is-better metrics use `block_below` / `iterate_below`; lower-is-better metrics
+(e.g. `must_pass_failures`) use `block_above` / `iterate_above`. A metric whose report value is a
+list counts its items. A metric with an interval (`{"value", "lower", "upper"}`, as the corrected
+pass rate has) is judged on the pessimistic end by default — the LOWER bound for `*_below`
+thresholds, the upper bound for `*_above` — unless the gate says `"judge_on": "value"`.
+
+    {"golden": "evals/fixtures/golden.jsonl", "k": 5,
+     "metrics": {"recall@5": {"block_below": 0.80, "iterate_below": 0.90},
+                 "must_pass_failures": {"block_above": 0},
+                 "corrected_pass_rate": {"block_below": 0.70, "iterate_below": 0.85, "optional": true}}}
+
+A metric missing from the report blocks (a gate that cannot measure says no), unless the gate is
+`"optional": true`, in which case it is reported as skipped.
+
+Beyond thresholds, a gates file may name a golden SET to run (`golden_set`, imported from `golden`
+when it does not exist yet), whether the run is `retrieval_only`, case ids that `must_pass` (each
+one that fails — or is missing from the run — blocks), and `no_new_failures`: a case that passed
+in the baseline run and fails now blocks. Without a baseline that check is reported as skipped.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import tomllib
+from dataclasses import dataclass, field
+from enum import Enum
+
+import yaml
+
+_THRESHOLDS = ("block_below", "iterate_below", "block_above", "iterate_above")
+_GATE_KEYS = set(_THRESHOLDS) | {"judge_on", "optional"}
+_FILE_KEYS = {"golden", "k", "metrics", "golden_set", "retrieval_only", "must_pass", "no_new_failures"}
+LISTED_MUST_PASS = "must_pass (listed)"
+NEWLY_FAILING = "newly_failing"
+
+
+class Decision(Enum):
+    """Ordered by severity; the overall decision is the worst metric's."""
+
+    GO = "go"
+    ITERATE = "iterate"
+    BLOCK = "block"
+    SKIPPED = "skipped"
+
+    @property
+    def exit_code(self) -> int:
+        return {Decision.GO: 0, Decision.SKIPPED: 0, Decision.ITERATE: 2, Decision.BLOCK: 1}[self]
+
+    @property
+    def severity(self) -> int:
+        return {Decision.SKIPPED: 0, Decision.GO: 0, Decision.ITERATE: 1, Decision.BLOCK: 2}[self]
+
+
+class GatesFileError(ValueError):
+    """A gates file that cannot be used; the message names the file and the problem."""
+
+
+@dataclass(frozen=True)
+class Gate:
+    metric: str
+    block_below: float | None = None
+    iterate_below: float | None = None
+    block_above: float | None = None
+    iterate_above: float | None = None
+    judge_on: str = "bound"  # "bound": the pessimistic end of an interval, if any; "value": the point
+    optional: bool = False
+
+    @property
+    def higher_is_better(self) -> bool:
+        return self.block_below is not None or self.iterate_below is not None
+
+    def describe(self) -> tuple[str, str]:
+        """Return the (iterate, block) thresholds as text, e.g. ('< 0.90', '< 0.80')."""
+        sign, block, iterate = ("<", self.block_below, self.iterate_below) if self.higher_is_better \
+            else (">", self.block_above, self.iterate_above)
+        return (f"{sign} {_number(iterate)}" if iterate is not None else "—",
+                f"{sign} {_number(block)}" if block is not None else "—")
+
+
+@dataclass(frozen=True)
+class GatesConfig:
+    source: str
+    gates: list[Gate]
+    golden: str | None = None
+    k: int = 5
+    golden_set: str | None = None
+    retrieval_only: bool | None = None  # None: decided by whether a model is configured
+    must_pass: tuple[str, ...] = ()
+    no_new_failures: bool = False
+
+
+@dataclass(frozen=True)
+class GateResult:
+    gate: Gate
+    decision: Decision
+    value: float | None  # the number compared with the thresholds
+    judged_on: str  # "value", "lower bound", "upper bound", "count" or "missing"
+    detail: str = ""  # e.g. the failing must-pass case ids
+
+
+@dataclass(frozen=True)
+class GateReport:
+    results: list[GateResult]
+    decision: Decision = field(init=False)
+
+    def __post_init__(self):
+        worst = max((r.decision for r in self.results), key=lambda d: d.severity, default=Decision.GO)
+        object.__setattr__(self, "decision", Decision.GO if worst is Decision.SKIPPED else worst)
+
+
+def parse_gates(text: str, *, source: str) -> GatesConfig:
+    """Read a gates file's text; the format follows the suffix of `source` (.json, .yaml/.yml, .toml)."""
+    suffix = source.rsplit(".", 1)[-1].lower() if "." in source else ""
+    try:
+        if suffix in ("yaml", "yml"):
+            raw = yaml.safe_load(text)
+        elif suffix == "toml":
+            raw = tomllib.loads(text)
+        else:
+            raw = json.loads(text)
+    except (json.JSONDecodeError, yaml.YAMLError, tomllib.TOMLDecodeError) as exc:
+        kind = {"yaml": "YAML", "yml": "YAML", "toml": "TOML"}.get(suffix, "JSON")
+        raise GatesFileError(f"{source}: not valid {kind} ({_first_line(exc)})") from exc
+    return gates_from_mapping(raw, source=source)
+
+
+def gates_from_mapping(raw, *, source: str) -> GatesConfig:
+    """Validate a parsed gates file and return its gates."""
+    def fail(problem: str):
+        raise GatesFileError(f"{source}: {problem}")
+
+    if not isinstance(raw, dict):
+        fail("the top level must be an object with a 'metrics' mapping")
+    unknown = set(raw) - _FILE_KEYS
+    if unknown:
+        fail(f"unknown key(s) {', '.join(sorted(map(str, unknown)))}; "
+             f"allowed: {', '.join(sorted(_FILE_KEYS))}")
+    metrics = raw.get("metrics")
+    if not isinstance(metrics, dict) or not metrics:
+        fail("'metrics' must be a non-empty mapping of metric name → thresholds")
+    golden = raw.get("golden")
+    if golden is not None and (not isinstance(golden, str) or not golden.strip()):
+        fail("'golden' must be a file path")
+    k = raw.get("k", 5)
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        fail(f"'k' must be a positive integer, got {k!r}")
+    golden_set = raw.get("golden_set")
+    if golden_set is not None and (not isinstance(golden_set, str) or not golden_set.strip()):
+        fail("'golden_set' must be the name of a golden set")
+    for key in ("retrieval_only", "no_new_failures"):
+        if key in raw and not isinstance(raw[key], bool):
+            fail(f"'{key}' must be true or false, got {raw[key]!r}")
+    must_pass = raw.get("must_pass", [])
+    if not isinstance(must_pass, list) or not all(isinstance(c, str) and c for c in must_pass):
+        fail("'must_pass' must be a list of case ids")
+    return GatesConfig(source=source, gates=[_gate(name, spec, fail) for name, spec in metrics.items()],
+                       golden=golden, k=k, golden_set=golden_set, retrieval_only=raw.get("retrieval_only"),
+                       must_pass=tuple(dict.fromkeys(must_pass)),
+                       no_new_failures=raw.get("no_new_failures", False))
+
+
+def _gate(name, spec, fail) -> Gate:
+    where = f"metric {name!r}"
+    if not isinstance(spec, dict):
+        fail(f"{where}: thresholds must be a mapping, e.g. {{\"block_below\": 0.8}}")
+    unknown = set(spec) - _GATE_KEYS
+    if unknown:
+        fail(f"{where}: unknown key(s) {', '.join(sorted(map(str, unknown)))}; "
+             f"allowed: {', '.join(sorted(_GATE_KEYS))}")
+    for key in _THRESHOLDS:
+        value = spec.get(key)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)
+                                  or not math.isfinite(value)):
+            fail(f"{where}: {key} must be a number, got {value!r}")
+    below = [key for key in ("block_below", "iterate_below") if spec.get(key) is not None]
+    above = [key for key in ("block_above", "iterate_above") if spec.get(key) is not None]
+    if below and above:
+        fail(f"{where}: mixes *_below and *_above thresholds; a metric is either higher- or lower-is-better")
+    if not below and not above:
+        fail(f"{where}: needs at least one of {', '.join(_THRESHOLDS)}")
+    if len(below) == 2 and spec["iterate_below"] < spec["block_below"]:
+        fail(f"{where}: iterate_below ({spec['iterate_below']}) must be ≥ "
+             f"block_below ({spec['block_below']})")
+    if len(above) == 2 and spec["iterate_above"] > spec["block_above"]:
+        fail(f"{where}: iterate_above ({spec['iterate_above']}) must be ≤ "
+             f"block_above ({spec['block_above']})")
+    judge_on = spec.get("judge_on", "bound")
+    if judge_on not in ("bound", "value"):
+        fail(f"{where}: judge_on must be 'bound' or 'value', got {judge_on!r}")
+    optional = spec.get("optional", False)
+    if not isinstance(optional, bool):
+        fail(f"{where}: optional must be true or false, got {optional!r}")
+    return Gate(metric=str(name), judge_on=judge_on, optional=optional,
+                **{key: float(spec[key]) for key in _THRESHOLDS if spec.get(key) is not None})
+
+
+def evaluate(config: GatesConfig, report: dict, *, newly_failing: list[str] | None = None) -> GateReport:
+    """Compare each gate with the report and return the per-metric and overall decisions.
+
+    `newly_failing`: the case ids that passed in the baseline run and fail now (None: no baseline).
+    """
+    results = [_evaluate_gate(gate, report) for gate in config.gates]
+    if config.must_pass:
+        results.append(_listed_must_pass(config.must_pass, report))
+    if newly_failing is not None or config.no_new_failures:
+        results.append(_newly_failing(newly_failing))
+    return GateReport(results)
+
+
+def _listed_must_pass(case_ids: tuple[str, ...], report: dict) -> GateResult:
+    gate = Gate(metric=LISTED_MUST_PASS, block_above=0)
+    per_case = report.get("per_case") if isinstance(report.get("per_case"), list) else None
+    failing = report.get("failing")
+    if failing is None and per_case is not None:
+        # An eval_retrieval report: a case fails when no hit document is in its top k.
+        failing = [row.get("id") for row in per_case if row.get("failures") or row.get("first_hit_rank") is None]
+    if not isinstance(failing, list):
+        return GateResult(gate, Decision.BLOCK, None, "missing", "the report has no per-case results")
+    present = report.get("case_ids")
+    if present is None and per_case is not None:
+        present = [row.get("id") for row in per_case]
+    failing, present = set(failing), (set(present) if isinstance(present, list) else None)
+    blocking = [f"{case} (not in the run)" if present is not None and case not in present else case
+                for case in case_ids if case in failing or (present is not None and case not in present)]
+    return GateResult(gate, Decision.BLOCK if blocking else Decision.GO, float(len(blocking)), "count",
+                      ", ".join(blocking))
+
+
+def _newly_failing(case_ids: list[str] | None) -> GateResult:
+    gate = Gate(metric=NEWLY_FAILING, block_above=0)
+    if case_ids is None:
+        return GateResult(gate, Decision.SKIPPED, None, "missing", "no baseline run to compare with")
+    return GateResult(gate, Decision.BLOCK if case_ids else Decision.GO, float(len(case_ids)), "count",
+                      ", ".join(case_ids))
+
+
+def _evaluate_gate(gate: Gate, report: dict) -> GateResult:
+    if report.get(gate.metric) is None:
+        decision = Decision.SKIPPED if gate.optional else Decision.BLOCK
+        return GateResult(gate, decision, None, "missing", "not in the report")
+    value, judged_on, detail = _measure(gate, report[gate.metric])
+    if value is None:
+        return GateResult(gate, Decision.BLOCK, None, "missing", detail)
+    if gate.higher_is_better:
+        decision = (Decision.BLOCK if gate.block_below is not None and value < gate.block_below
+                    else Decision.ITERATE if gate.iterate_below is not None and value < gate.iterate_below
+                    else Decision.GO)
+    else:
+        decision = (Decision.BLOCK if gate.block_above is not None and value > gate.block_above
+                    else Decision.ITERATE if gate.iterate_above is not None and value > gate.iterate_above
+                    else Decision.GO)
+    return GateResult(gate, decision, value, judged_on, detail)
+
+
+def _measure(gate: Gate, reported) -> tuple[float | None, str, str]:
+    """Return the number a gate compares, what it is, and a detail line."""
+    if isinstance(reported, list):
+        return float(len(reported)), "count", ", ".join(map(str, reported))
+    if isinstance(reported, bool):
+        return None, "missing", f"not a number: {reported!r}"
+    if isinstance(reported, int | float):
+        return float(reported), "value", ""
+    if isinstance(reported, dict) and isinstance(reported.get("value"), int | float):
+        bound = "lower" if gate.higher_is_better else "upper"
+        point = float(reported["value"])
+        if gate.judge_on == "bound" and isinstance(reported.get(bound), int | float):
+            return float(reported[bound]), f"{bound} bound", f"point {_number(point)}, " \
+                f"interval [{_number(reported.get('lower'))}, {_number(reported.get('upper'))}]"
+        return point, "value", ""
+    if isinstance(reported, dict) and reported.get("error"):
+        return None, "missing", str(reported["error"])
+    return None, "missing", f"not a number: {reported!r}"
+
+
+def _number(value) -> str:
+    return f"{value:.4g}" if isinstance(value, int | float) else str(value)
+
+
+def _first_line(exc: Exception) -> str:
+    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__

@@ -1,0 +1,190 @@
+"""Human labels and judge verdicts on answers, and the judge's calibration against those labels.
+
+A labelled item (a trace or an eval run item) goes to train / dev / test by a hash of its key, 20/40/40,
+stable forever: iterate on a judge against dev, measure it once per version on test, and correct a run's
+pass rate with the test split's TPR/TNR (`evals/calibration.py` does the math).
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+from django.db import transaction
+
+from bot.grounding import Evidence
+from evals.calibration import CalibrationError, LabelPair, corrected_pass_rate, judge_accuracy
+from evals.judge import Judgement, JudgeError
+from evals.models import EvalRun, EvalRunItem, HumanLabel, JudgeVerdict
+from traces.models import Trace
+
+SPLITS = ("train", "dev", "test")
+TRAIN_BELOW, DEV_BELOW = 20, 60  # hash buckets 0..99: <20 train, <60 dev, the rest test
+
+
+class LabelError(ValueError):
+    """A label or verdict write that the rules refuse (shown to the analyst as is)."""
+
+
+def item_key_for(*, trace: Trace | None = None, run_item: EvalRunItem | None = None) -> str:
+    """Return 'trace:<id>' or 'item:<id>' for exactly one target."""
+    if (trace is None) == (run_item is None):
+        raise LabelError("Label exactly one thing: a trace or a run item.")
+    return f"trace:{trace.pk}" if trace is not None else f"item:{run_item.pk}"
+
+
+def split_for(item_key: str) -> str:
+    """Return the item's split from the sha256 of its key: bucket 0..99, <20 train, <60 dev, else test."""
+    bucket = int.from_bytes(hashlib.sha256(item_key.encode("utf-8")).digest()[:8], "big") % 100
+    if bucket < TRAIN_BELOW:
+        return "train"
+    return "dev" if bucket < DEV_BELOW else "test"
+
+
+@transaction.atomic
+def human_label_save(*, trace: Trace | None = None, run_item: EvalRunItem | None = None, label: str,
+                     note: str = "", author) -> HumanLabel:
+    """Record a person's pass/fail on one answer, replacing that item's earlier label."""
+    item_key = item_key_for(trace=trace, run_item=run_item)
+    if label not in HumanLabel.Label.values:
+        raise LabelError("Choose pass or fail.")
+    human_label, _ = HumanLabel.objects.update_or_create(
+        item_key=item_key,
+        defaults={"trace": trace, "run_item": run_item, "label": label, "note": note.strip(),
+                  "split": split_for(item_key), "author": author if getattr(author, "pk", None) else None})
+    return human_label
+
+
+@transaction.atomic
+def judge_verdict_record(*, trace: Trace | None = None, run_item: EvalRunItem | None = None,
+                         judgement: Judgement | None = None, error: Exception | str | None = None,
+                         judge) -> JudgeVerdict:
+    """Store the judge's verdict (or its error, never a pass) on one answer under the judge's version."""
+    item_key = item_key_for(trace=trace, run_item=run_item)
+    if (judgement is None) == (error is None):
+        raise LabelError("Record a judgement or an error, not both or neither.")
+    if judgement is not None:
+        version, model, label, reason = judgement.judge_version, judgement.model, judgement.verdict, judgement.reason
+    else:
+        version, model, label, reason = judge.version, judge.model, EvalRunItem.JudgeLabel.ERROR, str(error)
+    verdict, _ = JudgeVerdict.objects.update_or_create(
+        item_key=item_key, judge_version=version,
+        defaults={"trace": trace, "run_item": run_item, "model": model[:100], "label": label, "reason": reason})
+    return verdict
+
+
+def judge_labelled(*, judge, limit: int = 200) -> int:
+    """Judge up to `limit` human-labelled items that have no verdict under this judge's version; return how many.
+
+    Not atomic as a whole: each verdict is stored as soon as it is known, so a model call never holds a
+    transaction open and an interrupted batch keeps what it judged. A judge error is recorded as "error".
+    """
+    judged = JudgeVerdict.objects.filter(judge_version=judge.version).values("item_key")
+    pending = (HumanLabel.objects.exclude(item_key__in=judged).select_related("trace", "run_item")
+               .order_by("pk")[:limit])
+    count = 0
+    for human_label in pending:
+        target = {"trace": human_label.trace} if human_label.trace_id else {"run_item": human_label.run_item}
+        source = human_label.trace or human_label.run_item
+        answer = source.final_text if human_label.trace_id else source.answer
+        try:
+            judgement = judge.judge(question=source.query, answer=answer, evidence=evidence_items(source.evidence))
+        except JudgeError as exc:
+            judge_verdict_record(**target, error=exc, judge=judge)
+        else:
+            judge_verdict_record(**target, judgement=judgement, judge=judge)
+        count += 1
+    return count
+
+
+def calibration_pairs(*, judge_version: str, split: str) -> tuple[list[LabelPair], dict]:
+    """Return the (judge, human) pairs on a split for a judge version, with counts of what was left out."""
+    if split not in (*SPLITS, "all"):
+        raise LabelError(f"split is one of {', '.join(SPLITS)} or all, not {split!r}")
+    labels = HumanLabel.objects.all() if split == "all" else HumanLabel.objects.filter(split=split)
+    human = dict(labels.values_list("item_key", "label"))
+    judge = dict(JudgeVerdict.objects.filter(judge_version=judge_version, item_key__in=list(human))
+                 .values_list("item_key", "label"))
+    pairs = [LabelPair.from_verdicts(judge[key], label) for key, label in sorted(human.items())
+             if judge.get(key) in ("pass", "fail")]
+    errors = sum(1 for label in judge.values() if label == EvalRunItem.JudgeLabel.ERROR)
+    return pairs, {"labelled": len(human), "errors": errors, "unjudged": len(human) - len(judge)}
+
+
+def calibration_report(*, judge_version: str, split: str = "dev") -> dict:
+    """Return TPR/TNR of a judge version against human labels on a split, or an "error" saying why not.
+
+    Keys: judge_version, split, labelled, pairs, errors (judge errors, left out), unjudged, tpr, tnr,
+    true_passes, human_passes, true_fails, human_fails, warnings (a class under 20 items), and "error"
+    when there are not enough labels (tpr/tnr are then None).
+    """
+    pairs, counts = calibration_pairs(judge_version=judge_version, split=split)
+    report = {"judge_version": judge_version, "split": split, **counts, "pairs": len(pairs),
+              "human_passes": sum(1 for p in pairs if p.human_pass),
+              "human_fails": sum(1 for p in pairs if not p.human_pass),
+              "true_passes": sum(1 for p in pairs if p.human_pass and p.judge_pass),
+              "true_fails": sum(1 for p in pairs if not p.human_pass and not p.judge_pass),
+              "tpr": None, "tnr": None, "warnings": []}
+    try:
+        accuracy = judge_accuracy(pairs)
+    except CalibrationError as exc:
+        report["error"] = f"not enough labels on {split} judged by {judge_version}: {exc}"
+        return report
+    report.update(tpr=round(accuracy.tpr, 4), tnr=round(accuracy.tnr, 4), warnings=list(accuracy.warnings))
+    return report
+
+
+def run_corrected_rate(*, run: EvalRun, seed: int = 2026, resamples: int = 2000) -> dict:
+    """Return the run's observed and corrected pass rate with its bootstrap interval, or {"error": why}.
+
+    p_obs comes from the run's judge verdicts under run.judge_version (errors left out and counted); TPR/TNR
+    from the test split's labels judged by that version. Same rows and seed → same interval.
+    """
+    judge_version = run.judge_version
+    if not judge_version:
+        return {"error": "the run was not judged", "observed": None, "judge_version": ""}
+    labels = list(JudgeVerdict.objects.filter(run_item__run=run, judge_version=judge_version)
+                  .values_list("label", flat=True))
+    verdicts = [label == "pass" for label in labels if label in ("pass", "fail")]
+    errors = len(labels) - len(verdicts)
+    observed = round(sum(verdicts) / len(verdicts), 4) if verdicts else None
+    pairs, _ = calibration_pairs(judge_version=judge_version, split="test")
+    counts = {"judged": len(verdicts), "errors": errors, "judge_version": judge_version,
+              "human_passes": sum(1 for p in pairs if p.human_pass),
+              "human_fails": sum(1 for p in pairs if not p.human_pass)}
+    if not verdicts:
+        return {"error": f"no verdicts of {judge_version} in this run ({errors} judge errors)",
+                "observed": None, **counts}
+    try:
+        result = corrected_pass_rate(pairs, verdicts, seed=seed, resamples=resamples)
+    except CalibrationError as exc:
+        return {"error": f"{judge_version} on the test split: {exc}", "observed": observed, **counts}
+    interval = result.interval
+    return {"value": round(result.corrected, 4),
+            "lower": round(interval.lower, 4) if interval else None,
+            "upper": round(interval.upper, 4) if interval else None,
+            "observed": round(result.observed, 4),
+            "tpr": round(result.accuracy.tpr, 4), "tnr": round(result.accuracy.tnr, 4),
+            **counts, "seed": seed, "clipped": result.clipped,
+            "resamples": resamples, "confidence": interval.confidence if interval else None,
+            "warnings": list(result.accuracy.warnings)}
+
+
+def evidence_items(rows) -> list[Evidence]:
+    """Return stored evidence rows ({id, text, value}) as the judge's evidence items."""
+    items = []
+    for row in rows or []:
+        if isinstance(row, dict):
+            value = row.get("value")
+            items.append(Evidence(str(row.get("id", "")), str(row.get("text", "")),
+                                  None if value in (None, "") else str(value)))
+    return items
+
+
+def review_note_label(sender, *, note, **kwargs) -> None:
+    """A review note's "was the model faithful to its context?" on an answer is the judge's question, so the
+    review doubles as a calibration label (the latest person's answer wins, as on the trace page)."""
+    trace = note.trace
+    if note.model_faithful is None or not trace.final_text:
+        return
+    human_label_save(trace=trace, label="pass" if note.model_faithful else "fail",
+                     note=note.first_failure or "from a review note", author=note.author)

@@ -1,0 +1,226 @@
+"""Decide go / iterate / block from a gates file and an eval report or run: exit 0 go, 2 iterate, 1 block."""
+
+import datetime as dt
+import io
+import json
+from pathlib import Path
+
+from django.conf import settings
+from django.core.management import call_command
+from django.core.management.base import BaseCommand, CommandError
+
+from evals.gates import Decision, GatesFileError, evaluate, parse_gates
+
+
+class Command(BaseCommand):
+    help = (
+        "Check an eval report or run against the thresholds of a gates file (JSON, YAML or TOML) and exit "
+        "0 go, 2 iterate, 1 block. Without --report or --run: runs the gates file's golden_set through "
+        "eval_run (or, for a gates file that names only a golden file, eval_retrieval). --baseline compares "
+        "with an earlier run: a case that newly fails blocks. Every decision appends one line to GATE_RUN_LOG."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("--gates", type=Path, required=True, help="gates file (.json, .yaml/.yml, .toml)")
+        parser.add_argument("--report", type=Path,
+                            help="the JSON of `eval_retrieval --json` (optionally with corrected_pass_rate)")
+        parser.add_argument("--calibration", type=Path,
+                            help='JSON merged into the report, e.g. {"corrected_pass_rate": {...}}')
+        parser.add_argument("--run", type=int, metavar="RUN_ID", help="judge this finished eval run; run nothing")
+        parser.add_argument("--baseline", metavar="RUN_ID|last",
+                            help="compare with this run ('last': the latest earlier finished run of the set)")
+
+    def handle(self, *args, gates, report=None, calibration=None, run=None, baseline=None, **options):
+        config = self._read_gates(gates)
+        if report and run:
+            raise CommandError("give --report or --run, not both")
+        head = named_base = None
+        if baseline and baseline != "last":
+            if not baseline.isdigit():
+                raise CommandError(f"--baseline must be a run id or 'last', got {baseline!r}")
+            named_base = _finished_run(int(baseline), what="--baseline")  # refuse a wrong id before running anything
+        if report:
+            if baseline:
+                raise CommandError("--baseline compares runs; it cannot be used with --report")
+            payload, origin = _read_json(report, what="report"), str(report)
+        elif run is not None:
+            head = _finished_run(run, what="--run")
+            payload, origin = _run_payload(head), f"eval run {head.pk}"
+        elif config.golden_set:
+            head = self._eval_run(config)
+            payload, origin = _run_payload(head), f"eval run {head.pk} of {config.golden_set}"
+        else:
+            payload, origin = self._run_eval(config), f"eval_retrieval on {config.golden}"
+        if calibration:
+            payload.update(_read_json(calibration, what="calibration"))
+
+        base = self._baseline(baseline, head, named_base) if baseline else None
+        comparison = None
+        if base is not None:
+            from evals.runner import run_compare
+
+            comparison = run_compare(base=base, head=head)
+        outcome = evaluate(config, payload, newly_failing=comparison.newly_failing if comparison else None)
+
+        self.stdout.write(f"gates {gates} · report: {origin}")
+        if head is not None:
+            from evals.runner import run_summary
+
+            self.stdout.write(run_summary(head))
+        self._write_table(outcome)
+        if comparison is not None:
+            scope = " (retrieval failures only: one run is retrieval-only)" if comparison.scope == "retrieval" else ""
+            self.stdout.write(f"baseline run {base.pk}{scope}: newly failing "
+                              f"{', '.join(comparison.newly_failing) or 'none'} · newly passing "
+                              f"{', '.join(comparison.newly_passing) or 'none'}")
+        self.stdout.write(f"decision: {outcome.decision.value} (exit {outcome.decision.exit_code})")
+        _append_run_log(gates=gates, config=config, payload=payload, head=head, base=base, comparison=comparison,
+                        outcome=outcome)
+        if outcome.decision is not Decision.GO:
+            raise SystemExit(outcome.decision.exit_code)
+
+    def _read_gates(self, path: Path):
+        if not path.is_file():
+            raise CommandError(f"{path}: no such gates file")
+        try:
+            return parse_gates(path.read_text(encoding="utf-8"), source=str(path))
+        except GatesFileError as exc:
+            raise CommandError(str(exc)) from exc
+
+    def _run_eval(self, config) -> dict:
+        if not config.golden:
+            raise CommandError(f"{config.source}: names no 'golden' file or 'golden_set'; add one or pass --report")
+        golden = _repo_path(config.golden)
+        out = io.StringIO()
+        try:
+            call_command("eval_retrieval", "--golden", str(golden), "--k", str(config.k), "--json",
+                         stdout=out)
+        except CommandError as exc:
+            raise CommandError(f"{config.source}: golden file {config.golden}: {exc}") from exc
+        return json.loads(out.getvalue())
+
+    def _eval_run(self, config):
+        """Run the gates file's golden set (imported from its golden file the first time)."""
+        from evals.runner import EvalRunError, eval_run
+        from evals.golden import GoldenFileError
+        from evals.models import GoldenSet
+        from evals.services import golden_import
+
+        if not GoldenSet.objects.filter(name=config.golden_set).exists():
+            if not config.golden:
+                raise CommandError(f"{config.source}: no golden set named {config.golden_set!r} and no "
+                                   f"'golden' file to import it from")
+            try:
+                version = golden_import(name=config.golden_set, path=_repo_path(config.golden))
+            except GoldenFileError as exc:
+                raise CommandError(f"{config.source}: {exc}") from exc
+            self.stdout.write(f"imported {config.golden} as golden set {config.golden_set} "
+                              f"v{version.number} ({len(version.snapshot)} cases)")
+        from evals.management.commands.eval_run import golden_set_for_run
+
+        golden_set = golden_set_for_run(config.golden_set)
+        retrieval_only = config.retrieval_only
+        if retrieval_only is None:
+            retrieval_only = not (settings.OPENAI_API_KEY or settings.OPENAI_BASE_URL)
+        try:
+            return eval_run(golden_set=golden_set, retrieval_only=retrieval_only, k=config.k)
+        except EvalRunError as exc:
+            raise CommandError(str(exc)) from exc
+
+    def _baseline(self, baseline: str, head, named_base):
+        from evals.runner import run_baseline
+
+        if head is None:
+            raise CommandError("--baseline needs a run: name a golden_set in the gates file or pass --run")
+        if baseline == "last":
+            base = run_baseline(head=head)
+            if base is None:
+                self.stdout.write(f"no earlier finished run of {head.golden_set.name}; nothing to compare with")
+            return base
+        base = named_base
+        if base.pk == head.pk:
+            raise CommandError(f"--baseline {base.pk} is the run being gated")
+        if base.golden_set_id != head.golden_set_id:
+            raise CommandError(f"baseline run {base.pk} is of golden set {base.golden_set.name!r}, "
+                               f"not {head.golden_set.name!r}")
+        return base
+
+    def _write_table(self, outcome) -> None:
+        rows = [("metric", "value", "judged on", "iterate if", "block if", "verdict")]
+        for result in outcome.results:
+            iterate, block = result.gate.describe()
+            value = "—" if result.value is None else f"{result.value:.4g}"
+            rows.append((result.gate.metric, value, result.judged_on, iterate, block, result.decision.value))
+        widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+        for row in rows:
+            self.stdout.write("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip())
+        for result in outcome.results:
+            if result.detail:
+                self.stdout.write(f"  {result.gate.metric}: {result.detail}")
+
+
+def _repo_path(name: str) -> Path:
+    path = Path(name)
+    return path if path.is_absolute() else Path(settings.BASE_DIR) / path
+
+
+def _finished_run(run_id: int, *, what: str):
+    from evals.models import EvalRun
+
+    run = EvalRun.objects.select_related("golden_set").filter(pk=run_id).first()
+    if run is None:
+        raise CommandError(f"{what}: no eval run {run_id}")
+    if run.status != EvalRun.Status.DONE:
+        raise CommandError(f"{what}: eval run {run_id} is {run.status}, not done")
+    return run
+
+
+def _run_payload(run) -> dict:
+    """Return a run's metrics as a gate report, with the case ids it ran."""
+    return {**(run.metrics or {}), "case_ids": list(run.items.values_list("case_id", flat=True))}
+
+
+def _append_run_log(*, gates, config, payload, head, base, comparison, outcome) -> None:
+    """Append one JSON line describing this gate decision to settings.GATE_RUN_LOG."""
+    k = head.k if head is not None else payload.get("k", config.k)
+    corrected = payload.get("corrected_pass_rate")
+    line = {
+        "timestamp": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        "gates": str(gates),
+        "decision": outcome.decision.value,
+        "exit_code": outcome.decision.exit_code,
+        "run": head.pk if head is not None else None,
+        "baseline": base.pk if base is not None else None,
+        "dataset": {"golden_set": head.golden_set.name, "version": head.golden_version}
+        if head is not None else {"golden": payload.get("golden") or config.golden,
+                                  "version": payload.get("golden_version")},
+        "retrieval_only": head.retrieval_only if head is not None else None,
+        "prompt": {"version": head.prompt_version, "model": head.model} if head is not None else None,
+        "index": {"version": head.index_version, "embedding_model": head.embedding_model} if head is not None
+        else None,
+        "judge": {"version": head.judge_version, "model": head.judge_model}
+        if head is not None and head.judge_version else None,
+        f"recall@{k}": payload.get(f"recall@{k}"),
+        "mrr": payload.get("mrr"),
+        "corrected_pass_rate": ({key: corrected.get(key) for key in ("value", "lower", "upper", "observed", "error")
+                                 if key in corrected} if isinstance(corrected, dict) else corrected),
+        "must_pass_failures": payload.get("must_pass_failures"),
+        "newly_failing": comparison.newly_failing if comparison is not None else None,
+        "gates_failed": [r.gate.metric for r in outcome.results if r.decision in (Decision.BLOCK, Decision.ITERATE)],
+    }
+    path = Path(settings.GATE_RUN_LOG)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a", encoding="utf-8") as log:
+        log.write(json.dumps(line, ensure_ascii=False) + "\n")
+
+
+def _read_json(path: Path, *, what: str) -> dict:
+    if not path.is_file():
+        raise CommandError(f"{path}: no such {what} file")
+    try:
+        payload = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise CommandError(f"{path}: the {what} is not valid JSON ({exc.msg}, line {exc.lineno})") from exc
+    if not isinstance(payload, dict):
+        raise CommandError(f"{path}: the {what} must be a JSON object")
+    return payload

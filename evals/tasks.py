@@ -1,0 +1,29 @@
+"""Celery tasks of evals: thin — take ids, load, call one service."""
+
+import logging
+
+from celery import shared_task
+from django.contrib.auth import get_user_model
+from django.db import transaction
+
+from evals.models import GoldenSet
+from evals.runner import EvalRunError, eval_run
+
+logger = logging.getLogger(__name__)
+
+
+@shared_task(name="evals.eval_run", acks_late=True, ignore_result=True)
+def eval_run_task(golden_set_id: int, retrieval_only: bool, user_id: int | None) -> None:
+    """Run the current version of one golden set (retrieval only, or the whole answer path)."""
+    golden_set = GoldenSet.objects.get(pk=golden_set_id)
+    user = get_user_model().objects.filter(pk=user_id).first() if user_id else None
+    try:
+        eval_run(golden_set=golden_set, retrieval_only=retrieval_only, user=user)
+    except EvalRunError as error:
+        # The run is saved as failed with its error and shows so on the runs page; retrying would repeat it.
+        logger.warning("%s", error)
+
+
+def eval_run_enqueue(*, golden_set_id: int, retrieval_only: bool, user_id: int | None) -> None:
+    """Queue a run once the current transaction commits (eager without a broker: it runs right then)."""
+    transaction.on_commit(lambda: eval_run_task.delay(golden_set_id, bool(retrieval_only), user_id))

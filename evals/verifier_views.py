@@ -1,0 +1,81 @@
+import json
+from decimal import Decimal
+
+from django.conf import settings
+from django.contrib.auth.decorators import login_required, permission_required
+from django.shortcuts import render
+
+from bot.grounding import Evidence, TokenCheck, evidence_from_data, verify
+
+review_traces_required = permission_required("traces.review_traces", raise_exception=True)
+
+# One slip on purpose: the reconnection fee is cited to the invoice instead of E3.
+EXAMPLE_ANSWER = (
+    "Su factura F-1002 de abril es de USD 45,00 [E2] y vence el 15/04/2024 [E2]. "
+    "La reconexión cuesta USD 31,00 [E2]. "
+    "En total debe USD 76,00 [E2][E3] y el IVA aplicado es 16% [E4]."
+)
+EXAMPLE_EVIDENCE = json.dumps(
+    [
+        {"id": "E1", "text": "Factura F-1001 de marzo: monto Bs. 1.234,56, vence el 2024-03-15.", "value": "1234.56"},
+        {"id": "E2", "text": "Factura F-1002 de abril: monto USD 45,00, vence el 2024-04-15.", "value": "45.00"},
+        {"id": "E3", "text": "Cargo por reconexión: USD 31,00.", "value": "31.00"},
+        {"id": "E4", "text": "El IVA aplicado es 16% sobre el monto base del plan.", "value": None},
+    ],
+    ensure_ascii=False,
+    indent=2,
+)
+
+
+def _parse_evidence(raw: str) -> list[Evidence]:
+    """Return the pasted evidence; raise ValueError with a message for the analyst."""
+    try:
+        data = json.loads(raw, parse_float=Decimal)
+    except json.JSONDecodeError as error:
+        raise ValueError(f"The evidence is not valid JSON ({error}).") from None
+    try:
+        return evidence_from_data(data)
+    except ValueError as error:
+        raise ValueError(f"The evidence is malformed: {error}.") from None
+
+
+def _segments(answer: str, checks: list[TokenCheck]) -> list[dict]:
+    """Split the answer into plain text and judged tokens, in order, for highlighting."""
+    segments = []
+    position = 0
+    for check in checks:
+        segments.append({"text": answer[position:check.start], "check": None})
+        title = f"{check.rule} · {check.kind} · {', '.join(check.evidence)}" if check.ok else check.reason
+        segments.append({"text": answer[check.start:check.end], "check": check, "title": title})
+        position = check.end
+    segments.append({"text": answer[position:], "check": None})
+    return segments
+
+
+@login_required
+@review_traces_required
+def verifier_playground(request):
+    """Verify a pasted answer against pasted evidence and show the rule or the reason for each token."""
+    context = {"answer": EXAMPLE_ANSWER, "evidence_json": EXAMPLE_EVIDENCE, "customer_view": True}
+    template_name = "traces/verifier_playground.html"
+    if request.method == "POST":
+        context.update(
+            answer=request.POST.get("answer", ""),
+            evidence_json=request.POST.get("evidence", ""),
+            customer_view=bool(request.POST.get("customer_view")),
+        )
+        try:
+            evidence = _parse_evidence(context["evidence_json"])
+        except ValueError as error:
+            context["error"] = str(error)
+        else:
+            verdict = verify(
+                context["answer"],
+                evidence,
+                customer_view=context["customer_view"],
+                banned_phrases=list(getattr(settings, "GROUNDING_BANNED_PHRASES", [])),
+            )
+            context.update(verdict=verdict, segments=_segments(context["answer"], verdict.tokens))
+        if request.htmx:
+            template_name += "#result"
+    return render(request, template_name, context)

@@ -1,0 +1,449 @@
+"""The analyst's eval pages: golden sets, runs with plots, run comparison, human labels and judge calibration.
+
+Analysts and supervisors (`traces.review_traces`) only; agents and KB editors get 403. Views stay thin: they
+check the permission, call one function of evals/runner.py, labels.py or variants.py, and render.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.db import transaction
+from django.db.models import Count, Q
+from django.http import HttpResponseRedirect
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_POST
+
+from evals.runner import run_compare as compare_runs
+from evals.judge import get_judge
+from evals.labels import (calibration_report, human_label_save, item_key_for, judge_labelled, run_corrected_rate,
+                           split_for)
+from evals.models import EvalRun, EvalRunItem, GoldenCase, GoldenSet, HumanLabel, JudgeVerdict
+from traces.access import require_trace_reviewer
+from traces.models import FailureClass, Trace
+from evals import services
+from evals.run_plots import PlotValue, line_plot
+from evals.tasks import eval_run_enqueue
+from evals.variants import variant_review, variants_generate
+
+PLOTTED_RUNS = 50
+LISTED_RUNS = 200
+SPLITS = ("dev", "test")
+CALIBRATION_SEED = 2026
+
+
+def access_golden_set(user, golden_set_id: int) -> GoldenSet:
+    """Return the golden set if this user may evaluate with it."""
+    require_trace_reviewer(user)
+    return get_object_or_404(GoldenSet, pk=golden_set_id)
+
+
+def access_run(user, run_id: int) -> EvalRun:
+    """Return the run if this user may read runs."""
+    require_trace_reviewer(user)
+    return get_object_or_404(EvalRun.objects.select_related("golden_set", "created_by"), pk=run_id)
+
+
+def _number(value) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def _count(value) -> int | None:
+    if isinstance(value, (list, tuple)):
+        return len(value)
+    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+@dataclass
+class CorrectedRate:
+    """A run's corrected pass rate as the pages show it: a value with its interval, or why it is undefined."""
+
+    value: float | None = None
+    lower: float | None = None
+    upper: float | None = None
+    observed: float | None = None
+    seed: int | None = None
+    judge_version: str = ""
+    clipped: bool = False
+    undefined: str = ""  # the reason when there is no number
+    raw: dict | None = None
+
+    @classmethod
+    def from_metrics(cls, metrics: dict) -> CorrectedRate | None:
+        corrected = metrics.get("corrected_pass_rate")
+        if not isinstance(corrected, dict):
+            return None
+        observed = _number(corrected.get("observed"))
+        if corrected.get("error") or _number(corrected.get("value")) is None:
+            return cls(undefined=str(corrected.get("error") or "no value"), observed=observed, raw=corrected,
+                       judge_version=str(corrected.get("judge_version") or ""))
+        return cls(value=_number(corrected.get("value")), lower=_number(corrected.get("lower")),
+                   upper=_number(corrected.get("upper")), observed=observed, seed=corrected.get("seed"),
+                   judge_version=str(corrected.get("judge_version") or ""), clipped=bool(corrected.get("clipped")),
+                   raw=corrected)
+
+
+@dataclass
+class RunSummary:
+    """The numbers of one run that the tables and plots show (metrics may be missing on running/failed runs)."""
+
+    run: EvalRun
+    recall: float | None
+    mrr: float | None
+    corrected: CorrectedRate | None
+    must_pass_failures: int | None
+    hard_negative_wins: int | None
+    judge: dict
+
+    @classmethod
+    def of(cls, run: EvalRun) -> RunSummary:
+        metrics = run.metrics or {}
+        return cls(run=run, recall=_number(metrics.get(f"recall@{run.k}")), mrr=_number(metrics.get("mrr")),
+                   corrected=CorrectedRate.from_metrics(metrics),
+                   must_pass_failures=_count(metrics.get("must_pass_failures")),
+                   hard_negative_wins=_count(metrics.get("hard_negative_wins")),
+                   judge=metrics.get("judge") if isinstance(metrics.get("judge"), dict) else {})
+
+    @property
+    def recall_name(self) -> str:
+        return f"recall@{self.run.k}"
+
+
+# --- golden sets -------------------------------------------------------------------------------------------------
+
+
+@login_required
+def golden_sets(request):
+    """List golden sets with their version, case counts and the last finished run's retrieval numbers."""
+    require_trace_reviewer(request.user)
+    sets = list(GoldenSet.objects.annotate(
+        case_count=Count("cases", distinct=True),
+        must_pass_count=Count("cases", filter=Q(cases__must_pass=True), distinct=True),
+        synthetic_count=Count("cases", filter=Q(cases__synthetic=True), distinct=True),
+        awaiting_review=Count("cases", filter=Q(cases__synthetic=True, cases__reviewed=False), distinct=True),
+    ))
+    last_runs = {run.golden_set_id: RunSummary.of(run) for run in
+                 EvalRun.objects.filter(status=EvalRun.Status.DONE)
+                 .order_by("golden_set_id", "-started_at", "-pk").distinct("golden_set_id")}
+    for golden_set in sets:
+        golden_set.last_run = last_runs.get(golden_set.pk)
+    return render(request, "traces/golden_sets.html", {"golden_sets": sets})
+
+
+@login_required
+def golden_set_detail(request, golden_set_id):
+    """Show a set's cases, versions and runs, the run form, the variants form and the synthetic review queue."""
+    golden_set = access_golden_set(request.user, golden_set_id)
+    cases = list(golden_set.cases.select_related("trace", "failure_class"))
+    return render(request, "traces/golden_set_detail.html", {
+        "golden_set": golden_set, "cases": cases,
+        "awaiting_review": [c for c in cases if c.synthetic and not c.reviewed],
+        "versions": golden_set.versions.defer("snapshot").select_related("created_by").order_by("-number"),
+        "runs": [RunSummary.of(run) for run in golden_set.runs.all()[:10]],
+        "failure_classes": FailureClass.objects.filter(merged_into__isnull=True)
+        .select_related("session").annotate(note_count=Count("notes")).order_by("session__name", "name"),
+    })
+
+
+@login_required
+@require_POST
+def golden_set_run(request, golden_set_id):
+    """Queue a run of the set's current version, then show the runs page for this set."""
+    golden_set = access_golden_set(request.user, golden_set_id)
+    retrieval_only = request.POST.get("retrieval_only") in ("on", "1", "true")
+    eval_run_enqueue(golden_set_id=golden_set.pk, retrieval_only=retrieval_only, user_id=request.user.pk)
+    messages.info(request, f"Run of {golden_set.name} v{golden_set.current_version} queued"
+                           f"{' (retrieval only)' if retrieval_only else ''}.")
+    return HttpResponseRedirect(f"{reverse('evals:runs')}?golden={golden_set.pk}")
+
+
+@login_required
+@require_POST
+def golden_set_variants(request, golden_set_id):
+    """Generate synthetic variants of the traces coded into one failure class; they wait for review."""
+    golden_set = access_golden_set(request.user, golden_set_id)
+    raw_class = request.POST.get("failure_class", "")
+    failure_class = get_object_or_404(FailureClass, pk=int(raw_class)) if raw_class.isdigit() else None
+    if failure_class is None:
+        messages.error(request, "Pick a failure class.")
+        return redirect("evals:golden_set", golden_set.pk)
+    raw_per_trace = request.POST.get("per_trace", "3")
+    per_trace = min(max(int(raw_per_trace), 1), 10) if raw_per_trace.isdigit() else 3
+    try:
+        cases = variants_generate(failure_class=failure_class, golden_set=golden_set, per_trace=per_trace,
+                                  user=request.user)
+    except ValueError as error:
+        messages.error(request, str(error))
+    else:
+        messages.success(request, f"{len(cases)} synthetic variant(s) of “{failure_class.name}” wait for review.")
+    return redirect("evals:golden_set", golden_set.pk)
+
+
+@login_required
+@require_POST
+def golden_case_review(request, golden_set_id, case_id):
+    """Approve or reject one synthetic case; a second click on a case already reviewed changes nothing."""
+    golden_set = access_golden_set(request.user, golden_set_id)
+    decision = request.POST.get("decision", "")
+    if decision not in ("approve", "reject"):
+        messages.error(request, "Approve or reject.")
+        return redirect("evals:golden_set", golden_set.pk)
+    with transaction.atomic():
+        # The row lock makes a double click wait for the first, then find the case reviewed (or gone).
+        case = GoldenCase.objects.select_for_update().filter(pk=case_id, golden_set=golden_set).first()
+        if case is None or case.reviewed:
+            messages.info(request, "That case was already reviewed.")
+            return redirect("evals:golden_set", golden_set.pk)
+        case_name = case.case_id
+        try:
+            variant_review(case=case, approve=decision == "approve", user=request.user)
+        except ValueError as error:
+            messages.error(request, str(error))
+            return redirect("evals:golden_set", golden_set.pk)
+    messages.success(request, f"{case_name} {'approved' if decision == 'approve' else 'rejected'}.")
+    return redirect("evals:golden_set", golden_set.pk)
+
+
+# --- runs --------------------------------------------------------------------------------------------------------
+
+
+def _plots(summaries: list[RunSummary]) -> list[dict]:
+    recall_name = summaries[-1].recall_name if summaries else "recall@5"
+    labels = [f"#{s.run.pk}" for s in summaries]
+    corrected = [(s.corrected.value, s.corrected.lower, s.corrected.upper) if s.corrected and not s.corrected.undefined
+                 else (None, None, None) for s in summaries]
+    return [
+        {"name": recall_name, "slug": "recall",
+         "plot": line_plot([PlotValue(label, s.recall) for label, s in zip(labels, summaries)])},
+        {"name": "MRR", "slug": "mrr",
+         "plot": line_plot([PlotValue(label, s.mrr) for label, s in zip(labels, summaries)])},
+        {"name": "corrected pass rate (95 % interval)", "slug": "corrected",
+         "plot": line_plot([PlotValue(label, *values) for label, values in zip(labels, corrected)])},
+    ]
+
+
+@login_required
+def runs(request):
+    """List runs with their versions and numbers; plot recall@k, MRR and the corrected rate over one set's runs."""
+    require_trace_reviewer(request.user)
+    listed = [RunSummary.of(run) for run in EvalRun.objects.select_related("golden_set")[:LISTED_RUNS]]
+    sets = list(GoldenSet.objects.all())
+    raw = request.GET.get("golden", "")
+    chosen = next((g for g in sets if raw.isdigit() and g.pk == int(raw)), None)
+    if chosen is None and listed:
+        chosen = listed[0].run.golden_set
+    plotted = []
+    if chosen is not None:
+        recent = EvalRun.objects.filter(golden_set=chosen, status=EvalRun.Status.DONE)[:PLOTTED_RUNS]
+        plotted = [RunSummary.of(run) for run in reversed(recent)]
+    of_chosen = [s.run for s in listed if chosen is not None and s.run.golden_set_id == chosen.pk]
+    return render(request, "traces/runs.html", {
+        "runs": listed, "golden_sets": sets, "chosen": chosen, "plots": _plots(plotted) if plotted else [],
+        "plotted_count": len(plotted),
+        "default_head": of_chosen[0].pk if of_chosen else None,
+        "default_base": of_chosen[1].pk if len(of_chosen) > 1 else None,
+    })
+
+
+def _label_context(item: EvalRunItem) -> None:
+    labels = list(item.human_labels.all())
+    item.human_label = labels[0] if labels else None
+    item.split = item.human_label.split if item.human_label else split_for(item_key_for(run_item=item))
+
+
+@login_required
+def run_detail(request, run_id):
+    """Show a run's per-case items, failing cases first; each expands to its answer and a human-label form."""
+    run = access_run(request.user, run_id)
+    items = list(run.items.prefetch_related("human_labels"))
+    items.sort(key=lambda item: (item.passed, item.case_id))
+    for item in items:
+        _label_context(item)
+    return render(request, "traces/run_detail.html", {
+        "run": run, "summary": RunSummary.of(run), "items": items,
+        "failing": sum(1 for item in items if not item.passed),
+    })
+
+
+@login_required
+@require_POST
+def run_item_label(request, item_id):
+    """Save a person's pass/fail (with a note) on a run item's answer, for judge calibration."""
+    require_trace_reviewer(request.user)
+    item = get_object_or_404(EvalRunItem.objects.select_related("run"), pk=item_id)
+    error = _save_label(request, run_item=item)
+    if request.htmx:
+        item = EvalRunItem.objects.prefetch_related("human_labels").get(pk=item.pk)
+        _label_context(item)
+        return render(request, "traces/run_detail.html#label_form", {"item": item, "label_error": error},
+                      status=400 if error else 200)
+    return HttpResponseRedirect(f"{reverse('evals:run', args=[item.run_id])}#item-{item.pk}")
+
+
+def _save_label(request, **target) -> str:
+    label = request.POST.get("label", "")
+    if label not in (HumanLabel.Label.PASS, HumanLabel.Label.FAIL):
+        messages.error(request, "Choose pass or fail.")
+        return "Choose pass or fail."
+    try:
+        saved = human_label_save(label=label, note=request.POST.get("note", "").strip(), author=request.user,
+                                 **target)
+    except ValueError as error:
+        messages.error(request, str(error))
+        return str(error)
+    if not request.htmx:
+        messages.success(request, f"Labelled {saved.label} ({saved.split} split).")
+    return ""
+
+
+@login_required
+@require_POST
+def trace_label(request, trace_id):
+    """Save a person's pass/fail (with a note) on a trace's answer, for judge calibration."""
+    require_trace_reviewer(request.user)
+    trace = get_object_or_404(Trace, pk=trace_id)
+    _save_label(request, trace=trace)
+    return HttpResponseRedirect(f"{reverse('traces:detail', args=[trace.pk])}#human-label")
+
+
+@login_required
+def trace_panels(request, trace_id):
+    """The trace page's evals panels (loaded by htmx): make a golden case, and the human label."""
+    require_trace_reviewer(request.user)
+    trace = get_object_or_404(Trace, pk=trace_id)
+    return render(request, "evals/_trace_panels.html", {
+        "trace": trace, "golden_sets": list(GoldenSet.objects.all()),
+        "golden_cases": list(trace.golden_cases.select_related("golden_set")),
+        **trace_label_context(request.user, trace)})
+
+
+def trace_label_context(user, trace: Trace) -> dict:
+    """Return the human-label form's context for the trace page (empty for users who may not label)."""
+    if not user.has_perm("traces.review_traces"):
+        return {}
+    label = trace.human_labels.select_related("author").first()
+    return {"human_label": label, "label_split": label.split if label else split_for(item_key_for(trace=trace))}
+
+
+def _int_param(request, name: str) -> int | None:
+    raw = request.GET.get(name, "")
+    return int(raw) if raw.isdigit() else None
+
+
+@login_required
+def run_compare(request):
+    """Compare two runs: newly failing case ids first, then newly passing, still failing, then the numbers."""
+    require_trace_reviewer(request.user)
+    base_id, head_id = _int_param(request, "base"), _int_param(request, "head")
+    if base_id is None or head_id is None:
+        messages.error(request, "Pick two runs to compare.")
+        return redirect("evals:runs")
+    base, head = access_run(request.user, base_id), access_run(request.user, head_id)
+    comparison = compare_runs(base=base, head=head)
+    base_summary, head_summary = RunSummary.of(base), RunSummary.of(head)
+    metrics = []
+    for name, base_value, head_value in comparison.metrics:
+        b, h = _number(base_value), _number(head_value)
+        row = {"name": name, "base": base_value, "head": head_value,
+               "delta": round(h - b, 4) if b is not None and h is not None else None}
+        if name == "corrected":  # shown with its interval, or why it is undefined
+            row.update(name="corrected pass rate", base_rate=base_summary.corrected, head_rate=head_summary.corrected)
+        metrics.append(row)
+    return render(request, "traces/run_compare.html", {
+        "base": base_summary, "head": head_summary, "comparison": comparison, "metrics": metrics,
+        "different_sets": base.golden_set_id != head.golden_set_id,
+        "different_versions": base.golden_set_id == head.golden_set_id and base.golden_version != head.golden_version,
+    })
+
+
+# --- calibration -------------------------------------------------------------------------------------------------
+
+
+@login_required
+def calibration(request):
+    """Judge against human labels for one judge version and split, and the latest run's corrected rate."""
+    require_trace_reviewer(request.user)
+    judge = get_judge()
+    if request.method == "POST":
+        split = request.POST.get("split") if request.POST.get("split") in SPLITS else "dev"
+        if judge is None:
+            messages.error(request, "No judge is configured.")
+            return redirect("evals:calibration")
+        judged = judge_labelled(judge=judge)
+        messages.success(request, f"Judged {judged} labelled item(s) with {judge.version}.")
+        return HttpResponseRedirect(f"{reverse('evals:calibration')}?judge_version={judge.version}&split={split}")
+    versions = set(JudgeVerdict.objects.order_by().values_list("judge_version", flat=True).distinct())
+    if judge is not None:
+        versions.add(judge.version)
+    versions = sorted(versions)
+    judge_version = request.GET.get("judge_version", "")
+    if judge_version not in versions:
+        judge_version = judge.version if judge is not None else (versions[-1] if versions else "")
+    split = request.GET.get("split") if request.GET.get("split") in SPLITS else "dev"
+    report = calibration_report(judge_version=judge_version, split=split) if judge_version else None
+    latest = (EvalRun.objects.select_related("golden_set")
+              .filter(judge_version=judge_version, status=EvalRun.Status.DONE).first() if judge_version else None)
+    # Recomputed with today's test-split labels (the run stored the rate its labels allowed when it finished).
+    current = None
+    if latest is not None:
+        current = CorrectedRate.from_metrics(
+            {"corrected_pass_rate": run_corrected_rate(run=latest, seed=CALIBRATION_SEED)})
+    label_counts = dict(HumanLabel.objects.order_by().values_list("split").annotate(n=Count("pk")))
+    return render(request, "traces/calibration.html", {
+        "judge": judge, "versions": versions, "judge_version": judge_version, "split": split, "splits": SPLITS,
+        "report": report, "latest": RunSummary.of(latest) if latest else None, "current": current,
+        "label_counts": label_counts,
+        "labelled": sum(label_counts.values()),
+    })
+
+
+@login_required
+@require_POST
+def golden_case_create(request, trace_id):
+    """Make a golden case from this trace in the chosen set, then open it for editing."""
+    require_trace_reviewer(request.user)
+    trace = get_object_or_404(Trace, pk=trace_id)
+    golden_set = get_object_or_404(GoldenSet, pk=request.POST.get("golden_set") or 0)
+    case = services.golden_case_from_trace(trace=trace, user=request.user, golden_set=golden_set)
+    golden_set.refresh_from_db()
+    messages.success(request, f"Case {case.case_id} added to {golden_set.name} (version {golden_set.current_version}).")
+    return redirect("evals:golden_case", case_id=case.pk)
+
+
+def _lines(text: str) -> list[str]:
+    return [line.strip() for line in text.splitlines() if line.strip()]
+
+
+def _commas(text: str) -> list[str]:
+    return [part.strip() for part in text.split(",") if part.strip()]
+
+
+@login_required
+def golden_case_edit(request, case_id):
+    """Edit a golden case: query, facts (one per line), hits and hard negatives (comma-separated), three flags."""
+    require_trace_reviewer(request.user)
+    case = get_object_or_404(GoldenCase.objects.select_related("golden_set", "trace"), pk=case_id)
+    error = ""
+    if request.method == "POST":
+        try:
+            services.golden_case_update(
+                case=case, user=request.user, query=request.POST.get("query", ""),
+                facts=_lines(request.POST.get("facts", "")), hits=_commas(request.POST.get("hits", "")),
+                hard_negatives=_commas(request.POST.get("hard_negatives", "")),
+                must_pass="must_pass" in request.POST,
+                clarification_expected="clarification_expected" in request.POST,
+                synthetic="synthetic" in request.POST)
+        except services.GoldenSetError as exc:
+            error = str(exc)
+        else:
+            case.golden_set.refresh_from_db()
+            messages.success(request,
+                             f"Saved; {case.golden_set.name} is now version {case.golden_set.current_version}.")
+            return redirect("evals:golden_case", case_id=case.pk)
+    return render(request, "traces/golden_case.html", {"case": case, "error": error,
+                                                       "facts": "\n".join(case.facts),
+                                                       "hits": ", ".join(case.hits),
+                                                       "hard_negatives": ", ".join(case.hard_negatives)})
