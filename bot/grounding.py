@@ -309,6 +309,12 @@ def _banned(extra: tuple[str, ...]) -> tuple[re.Pattern, dict[str, str]]:
     return re.compile(pattern), listed
 
 
+def citation_ids(answer: str) -> list[str]:
+    """Return the evidence ids an answer cites, grouped markers included ([E1][E2], [E1, E2]), sorted."""
+    cited = {eid for marker in _CITATION_RE.findall(answer) for eid in _CITED_ID_RE.findall(marker)}
+    return sorted(cited, key=lambda eid: int(eid[1:]))
+
+
 def strip_citations(text: str) -> str:
     """Return the customer's text: the answer without `[E3]` markers."""
     return _CITATION_RE.sub("", text).strip()

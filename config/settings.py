@@ -138,14 +138,21 @@ CELERY_TASK_ALWAYS_EAGER = not CELERY_BROKER_URL
 CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_RESULT_BACKEND = env("CELERY_RESULT_BACKEND") or None
 CELERY_TASK_ACKS_LATE = True
+# A worker killed mid-task gives the task back to the broker at once (not after the visibility timeout).
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
-# Inbound messages no turn answered (queued while the broker was down, or a crashed turn) are queued again
-# by `celery -A config beat` every minute, once they are BOT_REQUEUE_AFTER_S old, for BOT_REQUEUE_MAX_AGE_H.
-BOT_REQUEUE_AFTER_S = env_int("BOT_REQUEUE_AFTER_S", 60)
+
+# The bot's turn holds its message under a lease, renewed as each stage starts and before each model call;
+# it must outlast one model call. A turn that dies stops renewing, and a beat sweep every BOT_REQUEUE_EVERY_S
+# queues again every message whose lease expired without a trace, and every message never claimed once it is
+# BOT_REQUEUE_AFTER_S old (queued while the broker was down), for BOT_REQUEUE_MAX_AGE_H.
+BOT_TURN_LEASE_S = env_float("BOT_TURN_LEASE_S", 30.0)
+BOT_REQUEUE_EVERY_S = env_float("BOT_REQUEUE_EVERY_S", 15.0)
+BOT_REQUEUE_AFTER_S = env_int("BOT_REQUEUE_AFTER_S", 20)
 BOT_REQUEUE_MAX_AGE_H = env_int("BOT_REQUEUE_MAX_AGE_H", 24)
-CELERY_BEAT_SCHEDULE = {"requeue-unanswered": {"task": "bot.requeue_unanswered", "schedule": 60.0}}
+CELERY_BEAT_SCHEDULE = {"requeue-unanswered": {"task": "bot.requeue_unanswered", "schedule": BOT_REQUEUE_EVERY_S}}
 
 REDIS_URL = env("REDIS_URL")
 
@@ -183,6 +190,12 @@ BILLING_SIM_AS_OF = env("BILLING_SIM_AS_OF")  # YYYY-MM-DD pins the simulator's 
 
 # The bot turn
 BOT_MAX_REWRITES = env_int("BOT_MAX_REWRITES", 2)
+BOT_RETRIEVAL_K = env_int("BOT_RETRIEVAL_K", 5)  # chunks a turn retrieves (the eval and "open in KB" read it too)
+# The broker hands an unacknowledged turn to another worker after this long: longer than the longest turn
+# (every writer attempt, each tried twice at the model's timeout, plus billing calls), so a slow turn is never
+# run twice. A killed worker's turn comes back sooner, through the lease above.
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "visibility_timeout": int((1 + BOT_MAX_REWRITES) * 2 * OPENAI_TIMEOUT_S + 10 * BILLING_API_TIMEOUT_S + 60)}
 # Extra phrases the customer must never read (one per line, # comments), on top of bot/grounding.py's list.
 GROUNDING_BANNED_PHRASES_FILE = env("GROUNDING_BANNED_PHRASES_FILE")
 GROUNDING_BANNED_PHRASES = [

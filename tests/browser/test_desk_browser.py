@@ -7,8 +7,6 @@ sees in the browser is what the pipeline wrote to the database.
 
 from datetime import timedelta
 
-import pytest
-from django.conf import settings
 from django.utils import timezone
 
 from tests.browser.conftest import BROWSER_MARKS, SCREENSHOTS, WAIT_MS, log_in
