@@ -294,6 +294,7 @@ def bench_environment(broker: str) -> dict:
         "DJANGO_DEBUG": "0",  # DEBUG keeps every SQL statement in memory
         "DJANGO_SECRET_KEY": "bench-only-secret-key",
         "DJANGO_ALLOWED_HOSTS": "127.0.0.1,localhost",
+        "DJANGO_SECURE_SSL_REDIRECT": "0",  # plain http on loopback
         "WHATSAPP_APP_SECRET": APP_SECRET,
         "WHATSAPP_VERIFY_TOKEN": VERIFY_TOKEN,
         "CELERY_BROKER_URL": broker,

@@ -29,12 +29,36 @@ def env_int(name: str, default: int) -> int:
     return int(raw) if raw not in (None, "") else default
 
 
-DEBUG = env_bool("DJANGO_DEBUG", True)
+def env_pair(name: str) -> tuple[str, str] | None:
+    """Read "A,B" as ("A", "B"); unset or empty is None."""
+    raw = env(name).strip()
+    if not raw:
+        return None
+    first, sep, second = (part.strip() for part in raw.partition(","))
+    if not (sep and first and second):
+        raise RuntimeError(f"{name} must be two comma-separated values, e.g. HTTP_X_FORWARDED_PROTO,https")
+    return first, second
+
+
+# An unset environment is production's: debug off, a secret key required, cookies only over HTTPS, HTTP
+# redirected to HTTPS, HSTS. The demo, the tests and the benchmarks set the development values (plain
+# http on loopback) explicitly: the Makefile's dev targets and config/dev_env.py.
+DEBUG = env_bool("DJANGO_DEBUG", False)
 SECRET_KEY = env("DJANGO_SECRET_KEY", "dev-only-insecure-key-change-me" if DEBUG else "")
 if not SECRET_KEY:
     raise RuntimeError("DJANGO_SECRET_KEY must be set when DJANGO_DEBUG is off.")
 ALLOWED_HOSTS = [h for h in env("DJANGO_ALLOWED_HOSTS", "127.0.0.1,localhost,testserver").split(",") if h]
 CSRF_TRUSTED_ORIGINS = [o for o in env("DJANGO_CSRF_TRUSTED_ORIGINS", "").split(",") if o]
+
+SESSION_COOKIE_SECURE = env_bool("DJANGO_SESSION_COOKIE_SECURE", True)
+CSRF_COOKIE_SECURE = env_bool("DJANGO_CSRF_COOKIE_SECURE", True)
+SECURE_SSL_REDIRECT = env_bool("DJANGO_SECURE_SSL_REDIRECT", True)
+SECURE_HSTS_SECONDS = env_int("DJANGO_SECURE_HSTS_SECONDS", 31_536_000)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("DJANGO_SECURE_HSTS_INCLUDE_SUBDOMAINS", True)
+SECURE_HSTS_PRELOAD = env_bool("DJANGO_SECURE_HSTS_PRELOAD", True)
+# Behind a TLS-terminating proxy: HTTP_X_FORWARDED_PROTO,https. Only when the proxy always sets (or strips)
+# that header; otherwise a client could claim HTTPS.
+SECURE_PROXY_SSL_HEADER = env_pair("DJANGO_SECURE_PROXY_SSL_HEADER")
 
 INSTALLED_APPS = [
     "django.contrib.admin",
