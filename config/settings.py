@@ -1,6 +1,7 @@
 """TraceDesk settings. Every value comes from an environment variable listed in the README."""
 
 import os
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
@@ -72,6 +73,7 @@ INSTALLED_APPS = [
     "django_htmx",
     "template_partials",
     "csp",
+    "axes",
     "desk",
     "kb",
     "bot",
@@ -88,6 +90,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    "axes.middleware.AxesMiddleware",  # last: it turns a locked-out login into the lockout answer
 ]
 
 # Scripts and styles only from our own files: no inline <script>, style="", on*= or hx-on (static/js/app.js
@@ -145,6 +148,22 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
 ]
+# Login throttling (django-axes): after LOGIN_FAILURE_LIMIT failed logins of one username from one IP
+# address, that pair is refused for LOGIN_COOLOFF_MINUTES; other users and addresses are not. A supervisor
+# unlocks sooner in the admin (Access attempts → delete) or with `manage.py axes_reset_username NAME`.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 5)
+AXES_COOLOFF_TIME = timedelta(minutes=env_int("LOGIN_COOLOFF_MINUTES", 15))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True  # "N failures" means N in a row, not N since the account was made
+AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False  # the lock ends LOGIN_COOLOFF_MINUTES after it began
+AXES_LOCKOUT_CALLABLE = "config.login_throttle.login_locked_out"
+# Behind reverse proxies the socket's peer is the proxy: count them so the client's own address is throttled.
+LOGIN_PROXY_COUNT = env_int("LOGIN_PROXY_COUNT", 0)
+AXES_CLIENT_IP_CALLABLE = "config.login_throttle.client_address"
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
@@ -168,6 +187,7 @@ LOGGING = {
         # One line per billing HTTP call and per eager task drowns the server log; keep warnings.
         "httpx": {"level": "WARNING"},
         "celery.app.trace": {"level": "WARNING"},
+        "axes.apps": {"level": "WARNING"},  # its start banner on every manage.py command; failures still log
     },
 }
 

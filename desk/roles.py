@@ -16,6 +16,8 @@ SUPERVISOR_ADMIN_PERMISSIONS = [
     "view_escalation", "view_event", "view_cannedreply", "add_cannedreply", "change_cannedreply",
     "delete_cannedreply",
 ]
+# django-axes' access attempts: a supervisor unlocks a throttled login by deleting its attempt in the admin.
+SUPERVISOR_UNLOCK_PERMISSIONS = ["view_accessattempt", "delete_accessattempt"]
 
 # (label, url name, permission) — a link shows when the user holds the permission
 NAVIGATION = [
@@ -66,3 +68,5 @@ def ensure_roles() -> None:
     supervisor = Group.objects.get(name="supervisor")
     supervisor.permissions.add(*Permission.objects.filter(content_type__app_label="desk",
                                                           codename__in=SUPERVISOR_ADMIN_PERMISSIONS))
+    supervisor.permissions.add(*Permission.objects.filter(content_type__app_label="axes",
+                                                          codename__in=SUPERVISOR_UNLOCK_PERMISSIONS))
