@@ -238,7 +238,9 @@ BILLING_API_TIMEOUT_S = env_float("BILLING_API_TIMEOUT_S", 3.0)
 BILLING_BREAKER_FAILURES = env_int("BILLING_BREAKER_FAILURES", 5)
 BILLING_BREAKER_COOLDOWN_S = env_float("BILLING_BREAKER_COOLDOWN_S", 30.0)
 BILLING_SIM_FAULT = env("BILLING_SIM_FAULT")  # e.g. "503", "timeout", "reset", "malformed", "latency:200"
-BILLING_SIM_AS_OF = env("BILLING_SIM_AS_OF")  # YYYY-MM-DD pins the simulator's data; empty = today
+BILLING_SIM_AS_OF = env("BILLING_SIM_AS_OF")
+# POST /sim/billing/_sim/fault breaks billing for the whole process: a demo and test tool, off in production.
+BILLING_SIM_FAULTS_ENABLED = env_bool("BILLING_SIM_FAULTS_ENABLED", DEBUG)  # YYYY-MM-DD pins the simulator's data; empty = today
 
 # The bot turn
 BOT_MAX_REWRITES = env_int("BOT_MAX_REWRITES", 2)
