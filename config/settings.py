@@ -82,6 +82,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",  # static files, before anything that would touch them
     "csp.middleware.CSPMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -175,7 +176,18 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
-STATIC_ROOT = BASE_DIR / "var" / "staticfiles"
+STATIC_ROOT = Path(env("DJANGO_STATIC_ROOT", str(BASE_DIR / "var" / "static")))
+# Production: `collectstatic` writes hashed, compressed copies to STATIC_ROOT and WhiteNoise serves them with
+# far-future caching. In debug (the demo, the tests) the plain storage reads static/ as it is, so nothing
+# needs collectstatic first and an edited file shows at once.
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {
+        "BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage" if DEBUG
+        else "whitenoise.storage.CompressedManifestStaticFilesStorage",
+    },
+}
+WHITENOISE_USE_FINDERS = WHITENOISE_AUTOREFRESH = DEBUG
 
 LOGGING = {
     "version": 1,
