@@ -27,7 +27,7 @@ WSGI server in a subprocess, and the load generator in a second subprocess.
 * Baseline, same run, same server, same rate: the GET verification handshake (middleware and
   view, no signature, no database). The ratio webhook p95 / baseline p95 is printed.
 
-The issue's target: p95 ≤ 30 ms at 200 messages/s for 60 s, every message stored exactly once.
+The target: p95 ≤ 30 ms at 200 messages/s for 60 s, every message stored exactly once.
 Exit status 1 when a message is missing, stored twice or queued twice; latency is reported, not asserted.
 """
 
