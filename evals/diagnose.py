@@ -18,12 +18,12 @@ from django.urls import reverse
 from django.utils import timezone
 from pgvector.django import CosineDistance
 
+from evals.models import GoldenCase
 from kb.embeddings import Embedder, QueryCachingEmbedder, get_embedder
 from kb.fusion import reciprocal_rank_fusion
 from kb.inspect import chunk_status, section_edit_url
 from kb.models import Chunk
 from kb.search import TEXT_CANDIDATE_CAP, _selective_terms, _text_terms, search, text_match_sql
-from evals.models import GoldenCase
 from traces.models import ReviewNote, Trace
 
 RECENT_DAYS = 30

@@ -15,8 +15,8 @@ from django.utils import timezone
 from evals import answer_checks
 from evals.answer_checks import CaseResult, RunComparison
 from evals.golden import metrics_case
-from evals.metrics import case_outcome, mean_reciprocal_rank, recall_at_k
 from evals.labels import evidence_items, judge_verdict_record, run_corrected_rate
+from evals.metrics import case_outcome, mean_reciprocal_rank, recall_at_k
 from evals.models import EvalRun, EvalRunItem, GoldenSet
 from evals.services import golden_version
 

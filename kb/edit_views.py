@@ -1,5 +1,5 @@
 """The KB editor's pages: edit a document or a section with a live chunk preview, history and revert,
-upload, soft delete and restore, and the progress of the background re-embedding (issue 9, "Editing").
+upload, soft delete and restore, and the progress of the background re-embedding.
 
 Every write goes through kb/editing.py (or kb.services.documents_import_files for uploads); these views
 check the permission, validate the form, call one service and render.

@@ -6,7 +6,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bot.grounding import DEFAULT_BANNED_PHRASES, Evidence, citation_ids, evidence_from_data, strip_citations, verify
+from bot.grounding import (
+    DEFAULT_BANNED_PHRASES,
+    Evidence,
+    citation_ids,
+    evidence_from_data,
+    strip_citations,
+    verify,
+)
 
 # Venezuelan billing turn: bolívares with dot thousands, dollars with comma decimals.
 ES = [
