@@ -25,8 +25,18 @@ def test_every_customer_and_capability_is_covered(recorded, current):
     assert len(recorded) > 1000
     # both languages and every scenario's telling facts are in it
     kinds = {fact[0] for outcome in recorded.values() for fact in outcome.get("facts", [])}
-    assert {"duplicate_charge", "late_fee", "proration", "promotion_ended", "tax_rate_effect",
-            "outage_credit", "payment_failed", "days_until_due", "days_overdue", "credit_note"} <= kinds
+    assert {
+        "duplicate_charge",
+        "late_fee",
+        "proration",
+        "promotion_ended",
+        "tax_rate_effect",
+        "outage_credit",
+        "payment_failed",
+        "days_until_due",
+        "days_overdue",
+        "credit_note",
+    } <= kinds
 
 
 @pytest.mark.parametrize("mode", ["own", "flipped"])
