@@ -4,9 +4,9 @@ Findings declare their figures (findings.py); these rules give each finding of a
 - a bill change: the delta is primary; of the causes inside it (duplicate charge, late fee,
   proration, promotion ended, tax-rate change, outage credit, one-off charge) the one that moves
   the bill most is primary with all its figures, the others secondary;
-- payment status: per invoice, the latest attempt's amount and date and, when it is not settled,
-  what is still due (and when, if the capability states the due date); the most recent invoice is
-  primary, older ones secondary.
+- payment status: the most recent invoice's latest attempt (amount and date) and, when it is not
+  settled, what is still due and when (if the capability states the due date) are primary; failed
+  attempts and older unpaid invoices are secondary.
 Roles are positions in the capability's list of findings; computations.py turns them into
 `KeyFigure`s that point at the facts stating them.
 """
@@ -53,19 +53,23 @@ def payment_roles(findings: Sequence[Finding]) -> dict[int, str]:
     """Return {position: role} for "did my payment arrive / what do I owe".
 
     Each `PaymentsVsTotal` opens an invoice's group (its attempts follow it, oldest first); the
-    first group is the most recent invoice.
+    first group is the most recent invoice. Its latest attempt and what it still owes are primary;
+    elsewhere only problems count: failed attempts and older invoices left unpaid (secondary).
+    A due status (the current invoice's due date) is primary.
     """
     roles: dict[int, str] = {}
     latest_attempt: dict[int, int] = {}
     group = -1
     for position, finding in enumerate(findings):
-        if isinstance(finding, PaymentsVsTotal):
+        if isinstance(finding, PaymentsVsTotal):  # declares its balance only when one is left
             group += 1
             roles[position] = PRIMARY if group == 0 else SECONDARY
         elif isinstance(finding, PaymentAttempt):
             latest_attempt[group] = position
+            if not finding.succeeded:
+                roles[position] = SECONDARY
         elif isinstance(finding, DueStatus):
             roles[position] = PRIMARY
-    for group, position in latest_attempt.items():
-        roles[position] = PRIMARY if group == 0 else SECONDARY
+    if 0 in latest_attempt:
+        roles[latest_attempt[0]] = PRIMARY
     return roles

@@ -30,7 +30,7 @@ SNAPSHOT_PATH = Path(__file__).resolve().parent / "snapshots" / "evidence.json"
 FLIP = {"es": "en", "en": "es"}
 
 
-def _client(simulator: BillingSimulator, today: date) -> BillingClient:
+def client_for(simulator: BillingSimulator, today: date) -> BillingClient:
     return BillingClient(
         base_url="http://billing-simulator.invalid/",
         token="sim-token",
@@ -51,7 +51,7 @@ def _outcome(result: ToolResult) -> dict:
     }
 
 
-def _simulator(flipped: bool) -> BillingSimulator:
+def simulator_for(flipped: bool) -> BillingSimulator:
     simulator = BillingSimulator(as_of=AS_OF)
     if flipped:
         for account in simulator.data.accounts.values():
@@ -61,9 +61,9 @@ def _simulator(flipped: bool) -> BillingSimulator:
 
 def capability_results(flipped: bool):
     """Yield (key, ToolResult) for every customer and capability, in a stable order."""
-    simulator = _simulator(flipped)
+    simulator = simulator_for(flipped)
     mode = "flipped" if flipped else "own"
-    clients = {today: _client(simulator, today) for today in (AS_OF, *EXTRA_TODAYS)}
+    clients = {today: client_for(simulator, today) for today in (AS_OF, *EXTRA_TODAYS)}
     client = clients[AS_OF]
     try:
         for customer_id in sorted(simulator.data.accounts):
