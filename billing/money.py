@@ -12,23 +12,31 @@ from decimal import Decimal
 
 from billing.records import quantize
 
-LANGUAGES = ("es", "en")
+# language → (thousands separator, decimal separator, percentage pattern)
+NOTATION = {
+    "es": (".", ",", "{} %"),
+    "en": (",", ".", "{}%"),
+}
+LANGUAGES = tuple(NOTATION)
 CURRENCY_SIGNS = {"VES": "Bs.", "USD": "USD"}
 
 
 def check_language(language: str) -> str:
     """Return the language, or raise ValueError for one billing cannot write."""
-    if language not in LANGUAGES:
+    if language not in NOTATION:
         raise ValueError(f"unsupported language {language!r}")
     return language
 
 
+def _digits(text: str, language: str) -> str:
+    """Rewrite Python's `1,234.56` with the language's separators."""
+    thousands, decimal, _percent = NOTATION[check_language(language)]
+    return text.replace(",", "\0").replace(".", decimal).replace("\0", thousands)
+
+
 def amount_text(amount: Decimal, language: str) -> str:
     """Return an amount with two places and its sign: `-1.234,56` (es) or `-1,234.56` (en)."""
-    text = f"{quantize(amount):,.2f}"
-    if check_language(language) == "es":
-        text = text.replace(",", "_").replace(".", ",").replace("_", ".")
-    return text
+    return _digits(f"{quantize(amount):,.2f}", language)
 
 
 def money_text(amount: Decimal, currency: str, language: str) -> str:
@@ -39,7 +47,5 @@ def money_text(amount: Decimal, currency: str, language: str) -> str:
 
 def rate_text(rate: Decimal, language: str) -> str:
     """Return a percentage the way the bills print it: `16 %` / `2,5 %` (es), `16%` (en)."""
-    text = f"{rate.normalize():f}"
-    if check_language(language) == "es":
-        return text.replace(".", ",") + " %"
-    return text + "%"
+    _thousands, _decimal, percent = NOTATION[check_language(language)]
+    return percent.format(_digits(f"{rate.normalize():f}", language))
