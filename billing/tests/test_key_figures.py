@@ -132,41 +132,38 @@ def test_a_customer_not_billed_yet_has_no_key_figures(sim, client):
 # --- payment status ---------------------------------------------------------------------
 
 
-def test_payments_state_the_latest_payment_and_the_failed_attempt(sim, client):
-    customer_id = customer(sim, "payment_failed_then_succeeded", 0)
-    result = client.payments(customer_id)
-    assert figures(result) == [
-        ("payment_amount", D("1624.00"), P, "payment"),
-        ("payment_date", date(2026, 10, 4), P, "payment"),
-        ("payment_amount", D("1624.00"), S, "payment_failed"),  # September's card attempt, retried
+PAYMENT_STATUSES = [
+    # the latest payment, then September's card attempt that failed before its retry
+    ("payments", "payment_failed_then_succeeded", 0, [
+        ("payment_amount", D("1624.00"), P, "payment"), ("payment_date", date(2026, 10, 4), P, "payment"),
+        ("payment_amount", D("1624.00"), S, "payment_failed"),
         ("payment_date", date(2026, 9, 4), S, "payment_failed"),
-    ]
-    assert [k.evidence_id for k in result.key_figures] == ["F2", "F2", "F4", "F4"]
-
-
-def test_payments_of_a_settled_history_state_only_the_latest_payment(sim, client):
-    result = client.payments(customer(sim, "unchanged", 0))
-    assert figures(result) == [
-        ("payment_amount", D("1624.00"), P, "payment"),
-        ("payment_date", date(2026, 10, 3), P, "payment"),
-    ]
-
-
-def test_account_summary_of_an_unpaid_invoice_states_what_is_owed_and_when(sim, client):
-    result = client.account_summary(customer(sim, "late_fee", 0))
-    # 1.624,00 + the 81,20 late fee, nothing paid; due 2026-10-10, overdue on 2026-10-20
-    assert figures(result) == [
+    ]),
+    # a settled history: the latest payment only
+    ("payments", "unchanged", 0, [
+        ("payment_amount", D("1624.00"), P, "payment"), ("payment_date", date(2026, 10, 3), P, "payment"),
+    ]),
+    # unpaid: 1.624,00 + the 81,20 late fee, due 2026-10-10 and overdue on 2026-10-20
+    ("account_summary", "late_fee", 0, [
         ("balance", D("1705.20"), P, "payments_vs_total"),
         ("due_date", date(2026, 10, 10), P, "days_overdue"),
-    ]
+    ]),
+    # paid by direct debit on the due date
+    ("account_summary", "unchanged", 1, [
+        ("payment_amount", D("22.04"), P, "payment"), ("payment_date", date(2026, 10, 10), P, "payment"),
+    ]),
+]
 
 
-def test_account_summary_of_a_paid_invoice_states_the_payment(sim, client):
-    result = client.account_summary(customer(sim, "unchanged", 1))
-    assert figures(result) == [
-        ("payment_amount", D("22.04"), P, "payment"),
-        ("payment_date", date(2026, 10, 10), P, "payment"),  # direct debit on the due date
-    ]
+@pytest.mark.parametrize(("capability", "scenario", "variant", "expected"), PAYMENT_STATUSES,
+                         ids=lambda v: str(v)[:24])
+def test_payment_status_states_the_latest_payment_or_what_is_owed(sim, client, capability, scenario, variant,
+                                                                  expected):
+    result = getattr(client, capability)(customer(sim, scenario, variant))
+    assert figures(result) == expected
+    # both figures of a payment point at the same fact
+    ids = [k.evidence_id for k in result.key_figures]
+    assert all(ids[i] == ids[i + 1] for i in range(0, len(ids), 2) if expected[i][0] == "payment_amount")
 
 
 def test_lookups_lists_and_credit_notes_declare_no_key_figures(sim, client):
