@@ -118,7 +118,7 @@ ES = Phrases(
             "charge": "«{description}» en factura {period} = {amount}",
             "charge_date": " (fecha {date})",
             "outage_credit": (
-                "Crédito por interrupción en factura {period} = {fee} × {days} días ÷ 30 = {credit} a favor "
+                "Crédito por interrupción en factura {period} = {fee} × {days} ÷ 30 = {credit} a favor "
                 "(días sin servicio del {start} al {end})"
             ),
             "outage_billed": " [{billed}]",
@@ -128,13 +128,13 @@ ES = Phrases(
             ),
             "promotion_value": "Promoción «{name}» valía {discount} al mes{how}",
             "promotion_how": " = {rate} × mensualidad",
-            "promotion_total": "; {count} facturas × {each} = {total}",
+            "promotion_total": "; {invoices} × {each} = {total}",
             "promotion_active": "Promoción «{name}» vigente: {discount} al mes{how}, {until}",
             "promotion_until": "hasta el {end}",
             "promotion_no_end": "sin fecha de fin",
             "proration": (
-                "Prorrateo por cambio de plan {old} → {new} del {start} al {end} = ({formula}) × {days} días "
-                "÷ {cycle_days} días = {computed}"
+                "Prorrateo por cambio de plan {old} → {new} del {start} al {end} = ({formula}) × {days} "
+                "÷ {cycle_days} = {computed}"
             ),
             "proration_days": (
                 "Días prorrateados: {days} de {cycle_days} (desde el día del cambio, {start}, incluido, hasta el "
@@ -165,14 +165,16 @@ ES = Phrases(
             ),
             "late_fee_basis": "Base del recargo por mora = {basis} (saldo de la factura {late_period})",
             "days_late": (
-                "La factura {late_period} quedó pagada el {settled}, {days} días después de su vencimiento "
-                "({late_due})"
+                "La factura {late_period} quedó pagada el {settled}, {after} de su vencimiento ({late_due})"
             ),
         },
         plurals={
             "succeeded_payments": ("{n} pago", "{n} pagos"),
             "failed_attempts": ("{n} intento fallido no cuenta", "{n} intentos fallidos no cuentan"),
-            "days_left": ("faltan {n} día", "faltan {n} días"),
+            "days_left": ("falta {n} día", "faltan {n} días"),  # the verb agrees: falta 1 día
+            "days": ("{n} día", "{n} días"),
+            "days_after": ("{n} día después", "{n} días después"),
+            "invoices": ("{n} factura", "{n} facturas"),
             "days_overdue": ("{n} día de atraso", "{n} días de atraso"),
         },
     ),
@@ -234,7 +236,7 @@ EN = Phrases(
             "charge": "“{description}” on invoice {period} = {amount}",
             "charge_date": " (date {date})",
             "outage_credit": (
-                "Outage credit on invoice {period} = {fee} × {days} days ÷ 30 = {credit} in your favour "
+                "Outage credit on invoice {period} = {fee} × {days} ÷ 30 = {credit} in your favour "
                 "(days without service {start} to {end})"
             ),
             "outage_billed": " [{billed}]",
@@ -244,13 +246,13 @@ EN = Phrases(
             ),
             "promotion_value": "Promotion “{name}” was worth {discount} a month{how}",
             "promotion_how": " = {rate} × monthly fee",
-            "promotion_total": "; {count} invoices × {each} = {total}",
+            "promotion_total": "; {invoices} × {each} = {total}",
             "promotion_active": "Promotion “{name}” running: {discount} a month{how}, {until}",
             "promotion_until": "until {end}",
             "promotion_no_end": "with no end date",
             "proration": (
-                "Proration for the plan change {old} → {new} from {start} to {end} = ({formula}) × {days} days "
-                "÷ {cycle_days} days = {computed}"
+                "Proration for the plan change {old} → {new} from {start} to {end} = ({formula}) × {days} "
+                "÷ {cycle_days} = {computed}"
             ),
             "proration_days": (
                 "Prorated days: {days} of {cycle_days} (from the change day, {start}, included, to the end of "
@@ -282,12 +284,15 @@ EN = Phrases(
                 "{basis} unpaid on {generated}"
             ),
             "late_fee_basis": "Late fee basis = {basis} (unpaid balance of invoice {late_period})",
-            "days_late": "Invoice {late_period} was settled on {settled}, {days} days after its due date ({late_due})",
+            "days_late": "Invoice {late_period} was settled on {settled}, {after} its due date ({late_due})",
         },
         plurals={
             "succeeded_payments": ("{n} payment", "{n} payments"),
             "failed_attempts": ("{n} failed attempt not counted", "{n} failed attempts not counted"),
             "days_left": ("{n} day left", "{n} days left"),
+            "days": ("{n} day", "{n} days"),
+            "days_after": ("{n} day after", "{n} days after"),
+            "invoices": ("{n} invoice", "{n} invoices"),
             "days_overdue": ("{n} day overdue", "{n} days overdue"),
         },
     ),

@@ -241,7 +241,7 @@ def _(finding: OutageCredit, phrases: Phrases) -> list[Fact]:
         "outage_credit",
         period=finding.period,
         fee=phrases.money(finding.monthly_fee, finding.currency),
-        days=finding.days,
+        days=phrases.count("days", finding.days),
         credit=phrases.money(finding.credit, finding.currency),
         start=finding.start.isoformat(),
         end=finding.end.isoformat(),
@@ -275,7 +275,7 @@ def _(finding: PromotionEnded, phrases: Phrases) -> list[Fact]:
     if finding.discount_total is not None:
         worth += phrases.say(
             "promotion_total",
-            count=finding.invoices_total,
+            invoices=phrases.count("invoices", finding.invoices_total),
             each=phrases.amount(finding.discount),
             total=phrases.money(finding.discount_total, finding.currency),
         )
@@ -317,8 +317,8 @@ def _(finding: Proration, phrases: Phrases) -> list[Fact]:
         start=start,
         end=end,
         formula=_minus(finding.new_price, finding.old_price, phrases),
-        days=finding.days,
-        cycle_days=finding.cycle_days,
+        days=phrases.count("days", finding.days),
+        cycle_days=phrases.count("days", finding.cycle_days),
         computed=phrases.money(finding.computed, finding.currency),
     )
     text += _billed_suffix(finding.computed, finding.billed, finding.currency, phrases)
@@ -430,7 +430,7 @@ def _(finding: LateFee, phrases: Phrases) -> list[Fact]:
             "days_late",
             late_period=finding.late_period,
             settled=finding.settled_on.isoformat(),
-            days=finding.days_late,
+            after=phrases.count("days_after", finding.days_late),
             late_due=finding.late_due.isoformat(),
         )
         facts.append(Fact(text, str(finding.days_late), None, "days_late", finding.days_late_derivation))
