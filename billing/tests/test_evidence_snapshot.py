@@ -1,8 +1,9 @@
 """Characterisation: every evidence text, value, kind and derivation of every simulator customer stays put.
 
 The snapshot (`snapshots/evidence.json`) was recorded from the code before arithmetic and wording
-were separated; the refactor had to reproduce it byte for byte. A change of wording is a new
-snapshot (see `evidence_snapshot.py`), made on purpose and named in its commit.
+were separated; the refactor reproduced it byte for byte. A change of wording is a new snapshot
+(see `evidence_snapshot.py`), made on purpose and named in its commit — so far one: Spanish
+"faltan 1 día" became "falta 1 día".
 """
 
 import pytest
