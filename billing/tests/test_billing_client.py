@@ -348,6 +348,6 @@ def test_a_bug_in_the_computations_costs_one_escalation_not_the_turn(sim, health
     def broken(*args, **kwargs):
         raise KeyError("boom")
 
-    monkeypatch.setattr(computations, "invoice_total_fact", broken)
+    monkeypatch.setattr(computations, "find_invoice_total", broken)
     result = healthy.invoice_change(a_customer(sim))
     assert (result.ok, result.should_escalate, result.error.code) == (False, True, "client_error")

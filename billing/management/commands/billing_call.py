@@ -141,7 +141,9 @@ class Command(BaseCommand):
         self.stdout.write(f"   simulator requests served: {self._simulator_count()}")
         for index, fact in enumerate(result.evidence, start=1):
             unit = f" {fact.currency}" if fact.currency else ""
-            self.stdout.write(f"   E{index} [{fact.kind}] {fact.value}{unit} — {fact.text}")
+            self.stdout.write(f"   F{index} [{fact.kind}] {fact.value}{unit} — {fact.text}")
+        for figure in result.key_figures:
+            self.stdout.write(f"   key figure ({figure.role}) {figure.name} = {figure.figure} in {figure.evidence_id}")
 
     @staticmethod
     def _simulator_count() -> str:
