@@ -20,9 +20,16 @@ from django.db.models import Q
 from django.utils import timezone
 
 from bot import grounding, humanizer
-from bot.escalation import Reason, agent_summary, ask_for_identity, customer_notice
+from bot.escalation import Reason, agent_summary, ask_for_identity, customer_notice, situation_note
 from bot.routing import Route, route_message
-from bot.writer import TemplateWriter, WriterError, WriterRequest, get_writer
+from bot.writer import (
+    TemplateWriter,
+    WriterError,
+    WriterRequest,
+    fact_evidence,
+    get_writer,
+    turn_key_figures,
+)
 from desk.models import Contact, Conversation, Message
 from desk.services import bot_reply_record, conversation_escalate
 from kb.search import search
@@ -38,6 +45,7 @@ class Answered:
     text: str
     citations: list[str] = field(default_factory=list)
     asks_identity: bool = False  # the reply asks for an account number instead of answering
+    note: str = ""  # the verified internal note for the agent (citations kept)
 
 
 @dataclass
@@ -45,6 +53,7 @@ class Escalated:
     reason: Reason
     details: list[str] = field(default_factory=list)
     suggestion: str = ""
+    note: str = ""  # what the agent should know; written from the draft when empty
 
 
 @dataclass
@@ -235,7 +244,7 @@ def _answer(recorder, routing, query, *, customer_id, resolve_customer, history,
     (then the bot asks for it) or an Escalated; `history()` returns the earlier turns for the writer.
     """
     draft = recorder.draft
-    facts, capability = [], routing.capability
+    facts, key_figures, capability = [], [], routing.capability
     if routing.route == Route.ACCOUNT:
         if not customer_id:
             found = resolve_customer(query)
@@ -251,6 +260,7 @@ def _answer(recorder, routing, query, *, customer_id, resolve_customer, history,
             code = result.error.code if result.error else "unknown"
             return Escalated(Reason.TOOL_ERROR, [f"{capability} failed: {code}."])
         facts = list(result.evidence)
+        key_figures = list(result.key_figures)
     draft.customer_id = customer_id
 
     with recorder.stage("retrieve"):
@@ -272,10 +282,13 @@ def _answer(recorder, routing, query, *, customer_id, resolve_customer, history,
     draft.evidence = [
         {"id": e.id, "text": e.text, "value": e.value, **sources[e.id]} for e in evidence
     ]
+    figures = turn_key_figures(key_figures, first=len(context) + 1)
+    draft.key_figures = [{"evidence_id": k.evidence_id, "value": k.figure, "role": k.role, "name": k.name}
+                         for k in figures]
     writer = writer or get_writer()
     draft.prompt_version, draft.model = writer.prompt_version, writer.name
     request = WriterRequest(query=query, language=routing.language, evidence=evidence, sources=sources,
-                            history=history())
+                            history=history(), capability=capability if facts else "", key_figures=figures)
     return _write_and_verify(recorder, writer, request, template=isinstance(writer, TemplateWriter))
 
 
@@ -333,11 +346,8 @@ def _evidence(chunks, facts):
         chunk_items.append(grounding.Evidence(id=f"E{number}", text=hit.text, value=None))
         sources[f"E{number}"] = {"kind": "chunk", "chunk_id": hit.chunk_id, "doc": hit.doc,
                                  "section": hit.section, "language": hit.language}
-    fact_items = []
-    for number, fact in enumerate(facts, start=len(chunk_items) + 1):
-        fact_items.append(grounding.Evidence(id=f"E{number}", text=fact.text, value=fact.value))
-        sources[f"E{number}"] = {"kind": "fact", "fact_kind": fact.kind, "currency": fact.currency,
-                                 "derivation": fact.derivation}
+    fact_items, fact_sources = fact_evidence(facts, first=len(chunk_items) + 1)
+    sources.update(fact_sources)
     # Facts first for account questions: the template writer reads them before any chunk.
     return fact_items + chunk_items, sources
 
@@ -357,6 +367,24 @@ def _write_once_with_retry(writer, request, problems, previous, *, heartbeat):
         except WriterError as exc:
             errors.append({"error": str(exc), "raw": exc.raw[:2000]})
     return None, errors
+
+
+def _verdicts(draft, request):
+    """Return the verifier's verdicts on the customer message (key figures included) and on the internal note."""
+    reply = grounding.verify(draft.reply, request.evidence, customer_view=True,
+                             banned_phrases=settings.GROUNDING_BANNED_PHRASES, key_figures=request.required)
+    note = grounding.verify(draft.note, request.note_evidence(), customer_view=False, require_citations=True)
+    return reply, note
+
+
+def _problems(reply_verdict, note_verdict, note: str) -> list[str]:
+    """Return the problems of both texts, worded for a rewrite; an empty note is a problem too."""
+    problems = [f"{p.token}: {p.reason}" for p in reply_verdict.problems]
+    problems += [f"internal_note — {p.token}: {p.reason}" for p in note_verdict.problems]
+    if not note.strip():
+        problems.append("internal_note is empty: write the root cause, the evidence ids, the formulas of derived "
+                        "numbers and what you were unsure about.")
+    return problems
 
 
 def _write_and_verify(recorder, writer, request, *, template: bool):
@@ -379,33 +407,80 @@ def _write_and_verify(recorder, writer, request, *, template: bool):
         draft_row.token_usage = usage
         if draft.needs_human:
             draft_row.attempts.append({"attempt": number, "raw": draft.raw, "reply": draft.reply,
-                                       "needs_human": True})
+                                       "note": draft.note, "needs_human": True})
             if template:
                 return Escalated(Reason.NO_CONTEXT, ["No sentence of the retrieved chunks matches the question."])
-            return Escalated(Reason.MODEL_DEFERRED, [draft.reply] if draft.reply else [])
+            return Escalated(Reason.MODEL_DEFERRED, [draft.reply] if draft.reply else [], note=draft.note)
         with recorder.stage(f"verify_{number}"):
-            verdict = grounding.verify(draft.reply, request.evidence, customer_view=True,
-                                       banned_phrases=settings.GROUNDING_BANNED_PHRASES)
+            verdict, note_verdict = _verdicts(draft, request)
+        attempt_problems = _problems(verdict, note_verdict, draft.note)
         draft_row.attempts.append({
-            "attempt": number, "raw": draft.raw, "reply": draft.reply, "evidence_ids": draft.evidence_ids,
-            "verdict": verdict.as_json(),
+            "attempt": number, "raw": draft.raw, "reply": draft.reply, "note": draft.note,
+            "evidence_ids": draft.evidence_ids,
+            # `grounded` is the verdict on everything that must hold before sending: both texts.
+            "verdict": {**verdict.as_json(), "grounded": not attempt_problems},
+            "note_verdict": note_verdict.as_json(),
         })
-        if verdict.grounded:
+        if not attempt_problems:
             grounded_draft = draft
             break
-        problems = [f"{p.token}: {p.reason}" for p in verdict.problems] or ["the answer is not grounded"]
+        problems = attempt_problems
         previous = draft.raw or draft.reply
     if grounded_draft is None:
-        return Escalated(Reason.UNGROUNDED_OUTPUT, [f"Verifier: {p}" for p in (problems or [])][:5])
+        with recorder.stage("fallback"):
+            return _verified_fallback(recorder, request, problems or [], template=template, last=draft)
+    return _humanized(recorder, request, grounded_draft)
 
-    customer_text = grounding.strip_citations(grounded_draft.reply)
+
+def _humanized(recorder, request, draft, *, details: list[str] | None = None):
+    """Send a verified draft unless the humanizer forbids its wording (then the agent gets it as a suggestion)."""
+    customer_text = grounding.strip_citations(draft.reply)
     with recorder.stage("humanize"):
         check = humanizer.check(customer_text, language=request.language,
                                 banned_phrases=settings.GROUNDING_BANNED_PHRASES)
-    draft_row.humanizer = {"ok": check.ok, "reason": check.reason, "phrase": check.phrase}
+    recorder.draft.humanizer = {"ok": check.ok, "reason": check.reason, "phrase": check.phrase}
     if not check.ok:
-        return Escalated(Reason.FORBIDDEN_PHRASE, [f"{check.reason}: “{check.phrase}”"], suggestion=customer_text)
-    return Answered(customer_text, citations=grounding.citation_ids(grounded_draft.reply))
+        return Escalated(Reason.FORBIDDEN_PHRASE, [*(details or []), f"{check.reason}: “{check.phrase}”"],
+                         suggestion=customer_text, note=draft.note)
+    return Answered(customer_text, citations=grounding.citation_ids(draft.reply), note=draft.note)
+
+
+FALLBACK_REASON = ("every draft the writer was allowed failed the verifier (their problems are in the trace); "
+                   "this is the verified-only answer, built from the evidence alone.")
+
+
+def _verified_fallback(recorder, request, problems: list[str], *, template: bool, last):
+    """After the last rewrite failed: send the answer built only from verified facts, or hand the agent a draft.
+
+    The template answer (composed from billing facts, or the kept chunk's sentence that answers a
+    document question) is sent when it passes the verifier with every key figure. Otherwise the turn
+    escalates UNGROUNDED_OUTPUT, and a template draft whose figures all check out becomes the
+    agent's suggested reply.
+    """
+    draft_row = recorder.draft
+    details = [f"Verifier: {p}" for p in problems][:5]
+    if template:  # the template already was the writer: nothing else is verified-only
+        candidate = last
+    else:
+        candidate = TemplateWriter(fallback_reason=FALLBACK_REASON).write(request)
+    path = "template" if any(request.sources.get(e.id, {}).get("kind") == "fact" for e in request.evidence) \
+        else "quote"
+    if candidate.needs_human:
+        draft_row.fallback = "escalated"
+        return Escalated(Reason.UNGROUNDED_OUTPUT, details)
+    verdict, note_verdict = _verdicts(candidate, request)
+    sendable = not _problems(verdict, note_verdict, candidate.note)
+    draft_row.fallback_draft = {"reply": candidate.reply, "note": candidate.note,
+                                "verdict": verdict.as_json(), "note_verdict": note_verdict.as_json()}
+    if sendable and not template:
+        draft_row.fallback = path
+        return _humanized(recorder, request, candidate, details=details)
+    # Figures that check out but not the whole answer (a key figure missing): the agent decides.
+    figures_hold = not [p for p in verdict.problems if p.sentence]
+    draft_row.fallback = "escalated"
+    suggestion = grounding.strip_citations(candidate.reply) if figures_hold else ""
+    return Escalated(Reason.UNGROUNDED_OUTPUT, details, suggestion=suggestion,
+                     note=candidate.note if not note_verdict.problems else "")
 
 
 def _finish(recorder, lease, message, conversation, contact, outcome) -> Trace | None:
@@ -427,12 +502,16 @@ def _finish(recorder, lease, message, conversation, contact, outcome) -> Trace |
             else:
                 recorder.draft.final_text, recorder.draft.citations = outcome.text, outcome.citations
         escalation = None
+        if isinstance(outcome, Answered):
+            recorder.draft.internal_note = outcome.note
         if isinstance(outcome, Escalated):
-            note = agent_summary(outcome.reason, query=message.text or f"[{message.kind}]", details=outcome.details)
+            summary = agent_summary(outcome.reason, query=message.text or f"[{message.kind}]",
+                                    details=outcome.details)
+            recorder.draft.internal_note = outcome.note or _situation(recorder.draft, contact)
             escalation = conversation_escalate(
-                conversation_id=conversation.pk, reason=outcome.reason.value, summary=note.summary,
-                detail=note.detail, suggested_reply=outcome.suggestion,
-                notice=customer_notice(contact.language),
+                conversation_id=conversation.pk, reason=outcome.reason.value, summary=summary.summary,
+                detail=summary.detail, suggested_reply=outcome.suggestion,
+                notice=customer_notice(contact.language), internal_note=recorder.draft.internal_note,
             )
         draft = recorder.finish()
         draft.customer_id = contact.customer_id or draft.customer_id
@@ -449,3 +528,13 @@ def _finish(recorder, lease, message, conversation, contact, outcome) -> Trace |
             silenced_at=outcome.where if isinstance(outcome, Silenced) else "",
             **draft.row(),
         )
+
+
+def _situation(draft, contact) -> str:
+    """Return what the bot already knew when it escalated without a writer's note."""
+    return situation_note(
+        customer_id=contact.customer_id or draft.customer_id,
+        tool_calls=draft.tool_calls,
+        retrieval=draft.retrieval,
+        route=draft.route,
+    )

@@ -161,11 +161,16 @@ def _answer(item: EvalRunItem, row: dict, *, writer, billing, clock) -> str:
     else:
         item.outcome, item.answer = "answered", outcome.text
     item.evidence = draft.evidence
+    fell_back = draft.fallback in ("template", "quote") and bool(draft.fallback_draft)
+    if fell_back:  # the verified-only answer was what went out: its verdict is the one that counts
+        verdicts = [*verdicts, draft.fallback_draft["verdict"]]
     item.verdicts = verdicts
     item.grounded = verdicts[-1]["grounded"] if verdicts else None
     item.missing_facts = answer_checks.missing_facts(list(row.get("facts") or []), item.answer)
     item.latency_ms = round(draft.total_ms, 3)
     # The judge reads the draft with its [E#] markers: what it cited is part of what it claims.
+    if fell_back:
+        return draft.fallback_draft["reply"]
     return next((a["reply"] for a in reversed(draft.attempts) if a.get("verdict", {}).get("grounded")),
                 item.answer)
 

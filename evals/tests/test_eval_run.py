@@ -129,7 +129,7 @@ def test_a_full_run_answers_through_the_real_path_and_writes_no_desk_rows(kb, tm
     before = [model.objects.count() for model in (Message, Escalation, Contact, Conversation, Trace)]
     run = eval_run(golden_set=golden_set, writer=TemplateWriter(), use_judge=False)
     assert [model.objects.count() for model in (Message, Escalation, Contact, Conversation, Trace)] == before
-    assert (run.status, run.prompt_version, run.model) == ("done", "template-1", "template")
+    assert (run.status, run.prompt_version, run.model) == ("done", "template-2", "template")
     by_id = items(run)
 
     reconnect = by_id["reconnect"]
@@ -160,7 +160,8 @@ def judge_reply(verdict):
 
 
 def written(reply):
-    return {"reply": reply, "evidence_ids": ["E1"], "needs_human": False}
+    return {"customer_message": reply, "internal_note": "Fee quoted from [E1].", "evidence_ids": ["E1"],
+            "needs_human": False}
 
 
 @pytest.mark.django_db
@@ -172,7 +173,7 @@ def test_a_judged_run_with_a_model_writer_records_pass_fail_and_error_never_as_p
             written("Cuesta Bs. 350,00 [E1]."), judge_reply("pass"),  # c1
             written("Cuesta Bs. 3.500,00 [E1]."), written("Cuesta Bs. 350,00 [E1]."), judge_reply("fail"),  # c2
             written("Cuesta Bs. 350,00 [E1]."), "not json", '{"verdict": "maybe"}',  # c3: judge garbage twice
-            *[written("Cuesta Bs. 4.500,00 [E1].")] * 3,  # c4: never grounded, never judged
+            *[written("Cuesta Bs. 4.500,00 [E1].")] * 3, judge_reply("pass"),  # c4: the verified quote goes out
         ]
         writer = LLMWriter(api_key="k", base_url=fake.base_url, model="writer-model", timeout=5)
         judge = FaithfulnessJudge(api_key="k", base_url=fake.base_url, model="judge-model", timeout=5)
@@ -180,16 +181,18 @@ def test_a_judged_run_with_a_model_writer_records_pass_fail_and_error_never_as_p
         assert fake.chat_script == []
     assert (run.model, run.judge_version, run.judge_model) == ("writer-model", judge.version, "judge-model")
     by_id = items(run)
-    assert [by_id[c].judge_label for c in ("c1", "c2", "c3", "c4")] == ["pass", "fail", "error", ""]
+    assert [by_id[c].judge_label for c in ("c1", "c2", "c3", "c4")] == ["pass", "fail", "error", "pass"]
     assert by_id["c1"].failures == [] and by_id["c2"].failures == ["judge: fail"]
     assert by_id["c3"].failures == ["judge: error"] and "no verdict" in by_id["c3"].judge_reason
     assert [v["grounded"] for v in by_id["c2"].verdicts] == [False, True]
-    assert by_id["c4"].failures == ["escalated: UNGROUNDED_OUTPUT", "ungrounded"]
+    # c4's three drafts never held, so the kept chunk's verified sentence was sent and judged instead.
+    assert by_id["c4"].failures == [] and by_id["c4"].outcome == "answered" and "350,00" in by_id["c4"].answer
+    assert [v["grounded"] for v in by_id["c4"].verdicts] == [False, False, False, True]
     verdicts = {v.item_key: v.label for v in JudgeVerdict.objects.filter(run_item__run=run)}
     assert verdicts == {f"item:{by_id['c1'].pk}": "pass", f"item:{by_id['c2'].pk}": "fail",
-                        f"item:{by_id['c3'].pk}": "error"}
-    assert run.metrics["judge"] == {"version": judge.version, "model": "judge-model", "passes": 1, "fails": 1,
-                                    "errors": 1, "observed": 0.5}
+                        f"item:{by_id['c3'].pk}": "error", f"item:{by_id['c4'].pk}": "pass"}
+    assert run.metrics["judge"] == {"version": judge.version, "model": "judge-model", "passes": 2, "fails": 1,
+                                    "errors": 1, "observed": 0.6667}
     # No human labels yet: the corrected rate is reported as undefined, with why, never as a number.
     assert "error" in run.metrics["corrected_pass_rate"] and "value" not in run.metrics["corrected_pass_rate"]
 
