@@ -19,7 +19,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from bot import grounding, humanizer
+from bot import clarify, grounding, humanizer
 from bot.escalation import Reason, agent_summary, ask_for_identity, customer_notice, situation_note
 from bot.routing import Route, route_message
 from bot.writer import (
@@ -33,6 +33,7 @@ from bot.writer import (
 from desk.models import Contact, Conversation, Message
 from desk.services import bot_reply_record, conversation_escalate
 from kb.search import search
+from kb.selectors import document_alternatives
 from traces.draft import TraceDraft
 from traces.models import Trace
 
@@ -59,6 +60,14 @@ class Escalated:
 @dataclass
 class Silenced:
     where: str
+
+
+@dataclass
+class Clarify:
+    """The bot asks one short question before answering; the original question waits on the conversation."""
+
+    text: str
+    pending: dict
 
 
 class TurnRecorder:
@@ -153,7 +162,7 @@ def run_turn(*, message_id: int, writer=None, billing=None, clock=time.perf_coun
 class QueryAnswer:
     """What the bot decided for one query, with everything a trace would record about it."""
 
-    outcome: Answered | Escalated
+    outcome: Answered | Escalated | Clarify
     draft: TraceDraft
 
 
@@ -172,7 +181,7 @@ def answer_query(*, query: str, language: str = "es", customer_id: str = "", his
     if outcome is None:
         outcome = _answer(recorder, routing, query, customer_id=customer_id or "",
                           resolve_customer=lambda _query: None, history=lambda: list(history),
-                          writer=writer, billing=billing or _billing())
+                          writer=writer, billing=billing or _billing(), ask=lambda _pending: None)
     return QueryAnswer(outcome, recorder.finish())
 
 
@@ -226,6 +235,19 @@ def _decide(recorder, message, conversation, contact, *, writer, billing):
         Conversation.objects.filter(pk=conversation.pk).update(pending_query="")
         conversation.pending_query = ""
 
+    # A reply to a clarifying question: answer the question asked before with the option picked.
+    chosen = None
+    if conversation.pending_clarification:
+        stored = conversation.pending_clarification
+        chosen = clarify.choose(message.text, clarify.pending_options(stored))
+        if chosen is not None:
+            query = stored["query"]
+            routing = route_message(query, default_language=contact.language)
+            draft.query, draft.route = query, routing.route.value
+            draft.routing_rule = f"clarified: {chosen.label}; original question"[:100]
+        Conversation.objects.filter(pk=conversation.pk).update(pending_clarification={})
+        conversation.pending_clarification = {}
+
     def resolve_customer(asked):
         found = _identify_by_channel(recorder, billing, conversation, contact)
         if not found and not isinstance(found, Escalated):
@@ -233,15 +255,22 @@ def _decide(recorder, message, conversation, contact, *, writer, billing):
             Conversation.objects.filter(pk=conversation.pk).update(pending_query=asked)
         return found
 
+    def ask(pending):
+        Conversation.objects.filter(pk=conversation.pk).update(pending_clarification=pending)
+
     return _answer(recorder, routing, query, customer_id=contact.customer_id, resolve_customer=resolve_customer,
-                   history=lambda: _history(conversation, message), writer=writer, billing=billing)
+                   history=lambda: _history(conversation, message), writer=writer, billing=billing, ask=ask,
+                   chosen=chosen)
 
 
-def _answer(recorder, routing, query, *, customer_id, resolve_customer, history, writer, billing):
+def _answer(recorder, routing, query, *, customer_id, resolve_customer, history, writer, billing, ask,
+            chosen=None):
     """Answer a routed, answerable query: billing facts, retrieval, writer, verifier, humanizer.
 
     `resolve_customer(query)` finds an unknown customer for an account question: their id, None
-    (then the bot asks for it) or an Escalated; `history()` returns the earlier turns for the writer.
+    (then the bot asks for it) or an Escalated; `history()` returns the earlier turns for the writer;
+    `ask(pending)` keeps a clarifying question's state; `chosen` is the option the customer picked
+    in reply to one (the query is then the original question).
     """
     draft = recorder.draft
     facts, key_figures, capability = [], [], routing.capability
@@ -253,18 +282,33 @@ def _answer(recorder, routing, query, *, customer_id, resolve_customer, history,
             if not found:
                 return Answered(ask_for_identity(routing.language), asks_identity=True)
             customer_id = found
+        period = chosen.period if chosen is not None else ""
         with recorder.stage("billing"):
-            result = getattr(billing, capability)(customer_id)
+            result = (billing.invoice_change(customer_id, period=period) if period
+                      else getattr(billing, capability)(customer_id))
         draft.tool_calls.append(result.to_json())
         if result.should_escalate:
             code = result.error.code if result.error else "unknown"
             return Escalated(Reason.TOOL_ERROR, [f"{capability} failed: {code}."])
+        if capability == "invoice_change" and result.ok and not period:
+            invoices = [result.data["current_invoice"], result.data.get("previous_invoice")]
+            decision = clarify.period_decision(query, [i for i in invoices if i], language=routing.language)
+            if decision.options:
+                return _ask(recorder, ask, "period", query, decision.options, routing.language)
+            if decision.chosen is not None and decision.chosen.period != invoices[0]["period"]:
+                with recorder.stage("billing"):
+                    result = billing.invoice_change(customer_id, period=decision.chosen.period)
+                draft.tool_calls.append(result.to_json())
+                if result.should_escalate:
+                    return Escalated(Reason.TOOL_ERROR, [f"{capability} failed: {result.error.code}."])
         facts = list(result.evidence)
         key_figures = list(result.key_figures)
     draft.customer_id = customer_id
 
+    # After a clarifying question, the picked label helps retrieval find the sibling it names.
+    searched = f"{query} ({chosen.label})" if chosen is not None and chosen.doc else query
     with recorder.stage("retrieve"):
-        result = search(query, k=settings.BOT_RETRIEVAL_K)
+        result = search(searched, k=settings.BOT_RETRIEVAL_K)
     draft.index_version = result.index_version
     draft.retrieval = [
         {key: value for key, value in hit.as_dict().items() if key != "text"} for hit in result.fused
@@ -277,6 +321,17 @@ def _answer(recorder, routing, query, *, customer_id, resolve_customer, history,
         detail = (f"Best chunk {best.doc} § {best.section} scored {best.vector_score} (< {minimum})."
                   if best else "The knowledge base returned nothing.")
         return Escalated(Reason.NO_CONTEXT, [detail])
+    if not facts and context:
+        siblings = {slug: clarify.Sibling(slug, row["label"], row["language"], tuple(row["alternatives"]))
+                    for slug, row in document_alternatives(slugs=[h.doc for h in context]).items()}
+        decision = clarify.document_decision(query, [h.doc for h in context], siblings, language=routing.language)
+        if decision.options and chosen is None:
+            return _ask(recorder, ask, "document", query, decision.options, routing.language)
+        picked = chosen if chosen is not None and chosen.doc else decision.chosen
+        if picked is not None and siblings:
+            # The customer named one case: its siblings' chunks would only answer another case.
+            others = {doc for row in siblings.values() for doc in row.alternatives} | set(siblings)
+            context = [h for h in context if h.doc == picked.doc or h.doc not in others] or context
 
     evidence, sources = _evidence(context, facts)
     draft.evidence = [
@@ -290,6 +345,15 @@ def _answer(recorder, routing, query, *, customer_id, resolve_customer, history,
     request = WriterRequest(query=query, language=routing.language, evidence=evidence, sources=sources,
                             history=history(), capability=capability if facts else "", key_figures=figures)
     return _write_and_verify(recorder, writer, request, template=isinstance(writer, TemplateWriter))
+
+
+def _ask(recorder, ask, kind, query, options, language) -> Clarify:
+    """Keep the original question and ask which option applies."""
+    pending = clarify.pending(kind, query, options, language)
+    ask(pending)
+    labels = " / ".join(option.label for option in options)
+    recorder.draft.routing_rule = f"{recorder.draft.routing_rule}; asked: {labels}"[:100]
+    return Clarify(clarify.question(kind, options, language), pending)
 
 
 def _billing():
@@ -494,13 +558,14 @@ def _finish(recorder, lease, message, conversation, contact, outcome) -> Trace |
         if not lease.held():
             return None
         sent = None
-        if isinstance(outcome, Answered):
+        if isinstance(outcome, (Answered, Clarify)):
             with recorder.stage("send"):
                 sent = bot_reply_record(conversation_id=conversation.pk, text=outcome.text)
             if sent is None:
                 outcome = Silenced("send")
             else:
-                recorder.draft.final_text, recorder.draft.citations = outcome.text, outcome.citations
+                recorder.draft.final_text = outcome.text
+                recorder.draft.citations = getattr(outcome, "citations", [])
         escalation = None
         if isinstance(outcome, Answered):
             recorder.draft.internal_note = outcome.note
@@ -523,6 +588,7 @@ def _finish(recorder, lease, message, conversation, contact, outcome) -> Trace |
             provider_message_id=message.provider_message_id or "",
             channel=conversation.channel,
             outcome=(Trace.Outcome.ANSWERED if isinstance(outcome, Answered)
+                     else Trace.Outcome.CLARIFY if isinstance(outcome, Clarify)
                      else Trace.Outcome.SILENCED if isinstance(outcome, Silenced) else Trace.Outcome.ESCALATED),
             escalation_reason=outcome.reason.value if isinstance(outcome, Escalated) else "",
             silenced_at=outcome.where if isinstance(outcome, Silenced) else "",

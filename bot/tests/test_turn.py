@@ -442,3 +442,61 @@ def test_an_escalation_without_a_writer_says_what_the_bot_already_knew(healthy_b
     for fragment in expected:
         assert fragment in escalation.internal_note
     assert escalation.internal_note.endswith("The bot wrote no reply.")
+
+
+# ---------------------------------------------------------------- clarifying questions
+
+def test_an_ambiguous_refund_question_is_answered_after_one_question(django_capture_on_commit_callbacks):
+    conversation = start()
+    asked = say(conversation, "si cancelo el servicio me devuelven el dinero?", writer=TemplateWriter())
+    assert (asked.outcome, asked.get_outcome_display()) == ("clarify", "Asked to clarify")
+    assert asked.final_text == ("Para responderte bien, ¿cuál es tu caso: plan mensual, plan anual o plan de "
+                                "prueba?")
+    conversation.refresh_from_db()
+    assert conversation.pending_clarification["query"] == "si cancelo el servicio me devuelven el dinero?"
+    assert not Escalation.objects.filter(conversation=conversation).exists()
+
+    answer = say(conversation, "el anual", writer=TemplateWriter())
+    assert (answer.outcome, answer.query) == ("answered", "si cancelo el servicio me devuelven el dinero?")
+    assert answer.routing_rule == "clarified: plan anual; original question"
+    assert {e["doc"] for e in answer.evidence} <= {"reembolso-plan-anual-es", "deposito-equipos-es"}
+    cited = {e["id"]: e["doc"] for e in answer.evidence}
+    assert [cited[i] for i in answer.citations] == ["reembolso-plan-anual-es"]  # the annual plan's rule
+    conversation.refresh_from_db()
+    assert conversation.pending_clarification == {}
+    assert bot_texts(conversation) == [asked.final_text, answer.final_text]
+
+
+def test_a_reply_that_picks_no_option_is_a_new_question():
+    conversation = start()
+    say(conversation, "si cancelo el servicio me devuelven el dinero?", writer=TemplateWriter())
+    trace = say(conversation, "cuanto cobran por reconexion de fibra", writer=TemplateWriter())
+    assert (trace.outcome, trace.query) == ("answered", "cuanto cobran por reconexion de fibra")
+    conversation.refresh_from_db()
+    assert conversation.pending_clarification == {}
+
+
+def test_a_question_that_names_its_plan_is_answered_from_that_plan_only():
+    trace = say(start(), "si cancelo el plan anual a la semana de pagarlo me devuelven todo?", writer=TemplateWriter())
+    assert trace.outcome == "answered"
+    assert "reembolso-plan-prueba-es" not in {e.get("doc") for e in trace.evidence}
+    assert "cancelacion-servicio-es" not in {e.get("doc") for e in trace.evidence}
+
+
+def test_a_bill_question_without_a_period_asks_which_bill_while_the_new_one_is_not_due(pinned):
+    customer_id = scenario_customer(pinned, "promotion_ended", 2)  # cycle B: October's bill issued 10-16, due 10-26
+    conversation = start(customer_id=customer_id)
+    asked = say(conversation, "¿Por qué mi factura llegó más alta?", writer=TemplateWriter(), billing=pinned[1])
+    assert (asked.outcome, asked.final_text) == ("clarify", "¿Te refieres a tu factura de octubre o a la de "
+                                                            "septiembre?")
+    answer = say(conversation, "la de septiembre", writer=TemplateWriter(), billing=pinned[1])
+    assert answer.outcome == "answered" and answer.routing_rule == "clarified: septiembre; original question"
+    assert answer.final_text.startswith("Tu factura de septiembre ")
+    assert answer.tool_calls[-1]["data"]["current_invoice"]["period"] == "2026-09"
+
+
+def test_a_bill_question_that_names_the_month_is_answered_for_that_month(pinned):
+    customer_id = scenario_customer(pinned, "promotion_ended", 2)
+    trace = say(start(customer_id=customer_id), "¿Por qué mi factura de octubre llegó más alta?",
+                writer=TemplateWriter(), billing=pinned[1])
+    assert trace.outcome == "answered" and trace.final_text.startswith("Tu factura de octubre subió")
