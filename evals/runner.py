@@ -131,6 +131,7 @@ def _run_cases(run: EvalRun, counted, *, writer, billing, judge, clock) -> None:
     if not run.retrieval_only:
         checked = [i for i in items if i.grounded is not None]
         metrics["answered"] = round(sum(i.outcome == "answered" for i in items) / len(items), 4) if items else None
+        metrics["clarified"] = round(sum(i.outcome == "clarify" for i in items) / len(items), 4) if items else None
         metrics["grounded"] = round(sum(bool(i.grounded) for i in checked) / len(checked), 4) if checked else None
     if judge is not None:
         labels = [i.judge_label for i in items if i.judge_label]
@@ -147,7 +148,7 @@ def _run_cases(run: EvalRun, counted, *, writer, billing, judge, clock) -> None:
 
 def _answer(item: EvalRunItem, row: dict, *, writer, billing, clock) -> str:
     """Put the case through the real answer path, record what it did on the item; return the cited draft."""
-    from bot.turn import Answered, Escalated, answer_query
+    from bot.turn import Answered, Clarify, Escalated, answer_query
 
     result = answer_query(query=row["query"], language=row.get("language") or "es",
                           customer_id=row.get("customer_id") or "", history=_history(row.get("context")),
@@ -156,6 +157,8 @@ def _answer(item: EvalRunItem, row: dict, *, writer, billing, clock) -> str:
     verdicts = [attempt["verdict"] for attempt in draft.attempts if "verdict" in attempt]
     if isinstance(outcome, Escalated):
         item.outcome, item.escalation_reason = "escalated", outcome.reason.value
+    elif isinstance(outcome, Clarify):
+        item.outcome, item.answer = "clarify", outcome.text
     elif isinstance(outcome, Answered) and outcome.asks_identity:
         item.outcome, item.answer = "asked", outcome.text
     else:
@@ -223,7 +226,7 @@ def _metric_pairs(base: EvalRun, head: EvalRun) -> list[tuple[str, object, objec
     b, h = base.metrics or {}, head.metrics or {}
     pairs = [(f"recall@{head.k}" if base.k == head.k else "recall@k",
               b.get(f"recall@{base.k}"), h.get(f"recall@{head.k}"))]
-    pairs += [(name, b.get(name), h.get(name)) for name in ("mrr", "answered", "grounded")]
+    pairs += [(name, b.get(name), h.get(name)) for name in ("mrr", "answered", "clarified", "grounded")]
     pairs.append(("judge observed", (b.get("judge") or {}).get("observed"), (h.get("judge") or {}).get("observed")))
     pairs.append(("corrected", (b.get("corrected_pass_rate") or {}).get("value"),
                   (h.get("corrected_pass_rate") or {}).get("value")))
@@ -248,7 +251,8 @@ def run_summary(run: EvalRun) -> str:
              f"must-pass failures {len(metrics.get('must_pass_failures') or [])}",
              f"failing {len(metrics.get('failing') or [])}"]
     if not run.retrieval_only:
-        parts.append(f"answered {_fmt(metrics.get('answered'))} · grounded {_fmt(metrics.get('grounded'))}")
+        parts.append(f"answered {_fmt(metrics.get('answered'))} · asked to clarify {_fmt(metrics.get('clarified'))} "
+                     f"· grounded {_fmt(metrics.get('grounded'))}")
     judge = metrics.get("judge")
     if judge:
         parts.append(f"judge {judge['version']} ({judge['model'] or '—'}): {judge['passes']} pass, "

@@ -66,11 +66,16 @@ def test_missing_facts_compare_words_and_numbers_loosely(fact, answer, missing):
         (CaseResult(k=5, first_hit_rank=1, hard_negative_above=None, outcome="escalated",
                     escalation_reason="NO_CONTEXT"), ["escalated: NO_CONTEXT"]),
         (CaseResult(k=5, first_hit_rank=1, hard_negative_above=None, outcome="escalated",
-                    escalation_reason="NO_CONTEXT", clarification_expected=True), []),
+                    escalation_reason="NO_CONTEXT", clarification_expected=True),
+         ["escalated where a clarification was expected"]),
         (CaseResult(k=5, first_hit_rank=1, hard_negative_above=None, outcome="asked",
+                    clarification_expected=True), []),
+        (CaseResult(k=5, first_hit_rank=1, hard_negative_above=None, outcome="clarify",
                     clarification_expected=True), []),
         (CaseResult(k=5, first_hit_rank=1, hard_negative_above=None, outcome="answered",
                     clarification_expected=True), ["answered where a clarification was expected"]),
+        (CaseResult(k=5, first_hit_rank=1, hard_negative_above=None, outcome="clarify"),
+         ["asked to clarify where no clarification was expected"]),
         (CaseResult(k=5, first_hit_rank=1, hard_negative_above=None, outcome="answered", grounded=True,
                     missing_facts=["Bs. 9"], judge_label="error"), ["missing fact: Bs. 9", "judge: error"]),
         (CaseResult(k=5, first_hit_rank=None, hard_negative_above=None, scored_retrieval=False,
@@ -122,7 +127,9 @@ def test_a_full_run_answers_through_the_real_path_and_writes_no_desk_rows(kb, tm
         {"id": "ask-who", "query": "¿Por qué mi factura llegó más alta este mes?",
          "hits": ["ciclo-facturacion-es"], "clarification_expected": True},
         {"id": "france", "query": "¿cuál es la capital de Francia?", "hits": ["taxes-en"]},
-        {"id": "human", "query": "quiero hablar con una persona", "hits": ["canales-contacto-es"],
+        {"id": "human", "query": "quiero hablar con una persona", "hits": ["canales-contacto-es"]},
+        {"id": "which-plan", "query": "si cancelo el servicio me devuelven el dinero?",
+         "hits": ["cancelacion-servicio-es", "reembolso-plan-anual-es", "reembolso-plan-prueba-es"],
          "clarification_expected": True},
     ]
     golden_set = make_set(tmp_path, rows)
@@ -148,10 +155,15 @@ def test_a_full_run_answers_through_the_real_path_and_writes_no_desk_rows(kb, tm
     assert "cédula" in by_id["ask-who"].answer
     assert (by_id["france"].outcome, by_id["france"].escalation_reason) == ("escalated", "NO_CONTEXT")
     assert "escalated: NO_CONTEXT" in by_id["france"].failures
-    assert (by_id["human"].escalation_reason, by_id["human"].failures) == ("USER_REQUEST", [])
+    assert (by_id["human"].escalation_reason, by_id["human"].failures) == ("USER_REQUEST",
+                                                                          ["escalated: USER_REQUEST"])
+    which = by_id["which-plan"]
+    assert (which.outcome, which.failures) == ("clarify", [])
+    assert "plan anual" in which.answer and "plan de prueba" in which.answer and "plan mensual" in which.answer
 
-    assert run.metrics["answered"] == round(3 / 6, 4) and run.metrics["grounded"] == 1.0
-    assert run.metrics["failing"] == ["france", "wrong-fact"]
+    assert run.metrics["answered"] == round(3 / 7, 4) and run.metrics["grounded"] == 1.0
+    assert run.metrics["clarified"] == round(1 / 7, 4)
+    assert run.metrics["failing"] == ["france", "human", "wrong-fact"]
     assert "judge" not in run.metrics
 
 
@@ -246,7 +258,7 @@ def test_run_compare_lists_newly_failing_and_newly_passing_cases(kb, tmp_path):
     assert comparison.still_failing == [] and comparison.only_in_head == ["new"] and comparison.only_in_base == []
     metrics = {name: (b, h) for name, b, h in comparison.metrics}
     assert metrics["recall@5"] == (base.metrics["recall@5"], head.metrics["recall@5"])
-    assert set(metrics) == {"recall@5", "mrr", "answered", "grounded", "judge observed", "corrected"}
+    assert set(metrics) == {"recall@5", "mrr", "answered", "clarified", "grounded", "judge observed", "corrected"}
     assert run_baseline(head=head) == base
 
 
