@@ -20,14 +20,14 @@ from dataclasses import dataclass, field
 from datetime import date
 from decimal import Decimal
 
+from billing.evidence import PRIMARY, KeyFigure
 from billing.money import money_text, rate_text
-
-PRIMARY = "primary"
 
 
 @dataclass(frozen=True)
 class FactItem:
-    """One billing fact of the turn under its evidence id."""
+    """One billing fact of the turn under its evidence id (key figures point at it: `KeyFigure.evidence_id`
+    is the turn's E#, see `bot.writer.turn_key_figures`)."""
 
     id: str
     kind: str
@@ -35,25 +35,6 @@ class FactItem:
     currency: str | None
     text: str
     derivation: str | None = None
-
-
-@dataclass(frozen=True)
-class KeyItem:
-    """A key figure of the capability's answer, pointing at the turn's evidence id that states it."""
-
-    evidence_id: str
-    value: Decimal | int | date
-    role: str
-    name: str
-
-    @property
-    def figure(self) -> str:
-        """Return the figure in machine form (`324.80`, `11`, `2026-10-04`), as the verifier takes it."""
-        if isinstance(self.value, Decimal):
-            return f"{self.value:.2f}"
-        if isinstance(self.value, date):
-            return self.value.isoformat()
-        return str(self.value)
 
 
 @dataclass(frozen=True)
@@ -271,23 +252,23 @@ class _Answer:
         return month_name(periods[position] if len(periods) > position else "", self.language)
 
 
-def _primary(figures: list[KeyItem]) -> dict[str, KeyItem]:
-    found: dict[str, KeyItem] = {}
+def _primary(figures: list[KeyFigure]) -> dict[str, KeyFigure]:
+    found: dict[str, KeyFigure] = {}
     for figure in figures:
         if figure.role == PRIMARY:
             found.setdefault(figure.name, figure)
     return found
 
 
-def _secondary_cause(figures: list[KeyItem]) -> KeyItem | None:
+def _secondary_cause(figures: list[KeyFigure]) -> KeyFigure | None:
     return next((f for f in figures if f.role != PRIMARY and f.name in CAUSES), None)
 
 
-def _companion(figures: list[KeyItem], name: str, role: str) -> KeyItem | None:
+def _companion(figures: list[KeyFigure], name: str, role: str) -> KeyFigure | None:
     return next((f for f in figures if f.name == name and f.role == role), None)
 
 
-def _cause_noun(answer: _Answer, cause: KeyItem, figures: list[KeyItem], *, same: bool, short: bool = False) -> str:
+def _cause_noun(answer: _Answer, cause: KeyFigure, figures: list[KeyFigure], *, same: bool, short: bool = False) -> str:
     """Word a cause as a noun phrase: its amount cited, or without it when the headline already said it."""
     fact = answer.facts[cause.evidence_id]
     name = cause.name
@@ -330,7 +311,7 @@ def _changes_by_type(answer: _Answer) -> dict[str, FactItem]:
     return changes
 
 
-def _follow_up(answer: _Answer, figures: list[KeyItem], headline: KeyItem | None, cause: KeyItem | None,
+def _follow_up(answer: _Answer, figures: list[KeyFigure], headline: KeyFigure | None, cause: KeyFigure | None,
                current_period: str) -> str:
     """Return at most one sentence after the lead: another cause, what is owed, the tax part, or a date."""
     other = _secondary_cause(figures)
@@ -359,7 +340,7 @@ def _follow_up(answer: _Answer, figures: list[KeyItem], headline: KeyItem | None
     return ""
 
 
-def _bill_change(answer: _Answer, figures: list[KeyItem]) -> bool:
+def _bill_change(answer: _Answer, figures: list[KeyFigure]) -> bool:
     primary = _primary(figures)
     headline = primary.get("delta") or primary.get("total")
     cause = next((primary[name] for name in CAUSES if name in primary), None)
@@ -405,7 +386,7 @@ def _bill_change(answer: _Answer, figures: list[KeyItem]) -> bool:
     return True
 
 
-def _payment_status(answer: _Answer, figures: list[KeyItem]) -> bool:
+def _payment_status(answer: _Answer, figures: list[KeyFigure]) -> bool:
     primary = _primary(figures)
     attempt = primary.get("payment_amount")
     balance = primary.get("balance")
@@ -445,7 +426,7 @@ def _payment_status(answer: _Answer, figures: list[KeyItem]) -> bool:
     return True
 
 
-def _account_status(answer: _Answer, figures: list[KeyItem]) -> bool:
+def _account_status(answer: _Answer, figures: list[KeyFigure]) -> bool:
     primary = _primary(figures)
     plan = next((f for f in answer.facts.values() if f.kind == "plan"), None)
     total = next((f for f in answer.facts.values() if f.kind == "invoice_total"), None)
@@ -483,7 +464,7 @@ def _account_status(answer: _Answer, figures: list[KeyItem]) -> bool:
     return bool(answer.sentences)
 
 
-def _invoice_list(answer: _Answer, figures: list[KeyItem]) -> bool:
+def _invoice_list(answer: _Answer, figures: list[KeyFigure]) -> bool:
     totals = [f for f in answer.facts.values() if f.kind == "invoice_total"]
     if not totals:
         return False
@@ -511,7 +492,7 @@ def _note_money(fact: FactItem, value: Decimal) -> str:
     return money(value, fact.currency, "en")
 
 
-def _note(answer: _Answer, figures: list[KeyItem], *, unsure: str) -> str:
+def _note(answer: _Answer, figures: list[KeyFigure], *, unsure: str) -> str:
     """Return the internal note: root cause, the items it rests on, formulas, what the customer was not told."""
     cause_ids = list(dict.fromkeys(answer.cause_ids))
     cause_figures = [f for f in figures if f.evidence_id in cause_ids and f.role == PRIMARY]
@@ -532,13 +513,13 @@ def _note(answer: _Answer, figures: list[KeyItem], *, unsure: str) -> str:
     return "\n".join(lines)
 
 
-def _note_figure(fact: FactItem, figure: KeyItem) -> str:
+def _note_figure(fact: FactItem, figure: KeyFigure) -> str:
     if isinstance(figure.value, Decimal):
         return _note_money(fact, figure.value)
     return figure.figure
 
 
-def plan_answer(*, capability: str, facts: list[FactItem], figures: list[KeyItem], language: str,
+def plan_answer(*, capability: str, facts: list[FactItem], figures: list[KeyFigure], language: str,
                 unsure: str = "nothing; every figure is copied from the billing system's facts.") -> Composition | None:
     """Compose the customer message and the internal note for a capability's facts; None when no plan fits."""
     planner = PLANNERS.get(capability)

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Protocol
 
-from bot.compose import FactItem, KeyItem, plan_answer
+from billing.evidence import KeyFigure as TurnKeyFigure
+from bot.compose import FactItem, plan_answer
 from bot.grounding import Evidence, KeyFigure
 from bot.llm import ModelCallError, openai_client, structured_completion
 from bot.prompt import PROMPT_VERSION, RESPONSE_SCHEMA, build_messages
@@ -46,7 +47,7 @@ class WriterRequest:
     sources: dict  # evidence id -> {"kind": "chunk"|"fact", "doc"?, "fact_kind"?, "derivation"?…}
     history: list[tuple[str, str]] = field(default_factory=list)
     capability: str = ""  # the billing capability that produced the facts, if any
-    key_figures: list[KeyItem] = field(default_factory=list)  # mapped to this turn's E# ids
+    key_figures: list[TurnKeyFigure] = field(default_factory=list)  # evidence_id: this turn's E#
 
     @property
     def required(self) -> list[KeyFigure]:
@@ -75,9 +76,9 @@ def fact_evidence(facts, *, first: int) -> tuple[list[Evidence], dict[str, dict]
     return evidence, sources
 
 
-def turn_key_figures(key_figures, *, first: int) -> list[KeyItem]:
-    """Map a ToolResult's key figures (`F3` = its third fact) to the turn's ids (facts start at E{first})."""
-    return [KeyItem(f"E{first + figure.index}", figure.value, figure.role, figure.name) for figure in key_figures]
+def turn_key_figures(key_figures, *, first: int) -> list[TurnKeyFigure]:
+    """Renumber a ToolResult's key figures (`F3` = its third fact) to the turn's ids (facts start at E{first})."""
+    return [replace(figure, evidence_id=f"E{first + figure.index}") for figure in key_figures]
 
 
 class Writer(Protocol):

@@ -10,12 +10,15 @@ import re
 
 import pytest
 
-from billing.tests.evidence_snapshot import AS_OF, capability_results, client_for, simulator_for
+from billing.tests.evidence_snapshot import capability_results
+from billing.tests import test_key_figures as billing_tests
 from bot import grounding
 from bot.compose import day_text, month_name, plan_answer
 from bot.writer import TemplateWriter, WriterRequest, fact_evidence, turn_key_figures
 
 ACCOUNT_CAPABILITIES = ("account_summary", "invoices", "invoice_change", "payments")
+# The billing tests' simulator and client, pinned to their date: the figures they worked by hand.
+sim, client, customer = billing_tests.sim, billing_tests.client, billing_tests.customer
 CUSTOMER_JARGON = re.compile(r"\[E\d|\bE\d+\b|_|[=×÷]|\bformula\b|\bderivation\b")
 
 
@@ -58,21 +61,6 @@ def test_every_customer_and_account_capability_gets_a_verified_answer_that_state
             checked_count += 1
     capabilities = {result.capability for _key, result in every_result}
     assert capabilities == set(ACCOUNT_CAPABILITIES) and checked_count > 1500
-
-
-@pytest.fixture(scope="module")
-def sim():
-    return simulator_for(flipped=False)
-
-
-@pytest.fixture(scope="module")
-def client(sim):
-    with client_for(sim, AS_OF) as billing:
-        yield billing
-
-
-def customer(sim, scenario, variant):
-    return sim.data.scenarios[scenario][variant]
 
 
 # Five answers a subscriber reads (docs/bot.md shows them next to what the template wrote before).

@@ -42,9 +42,9 @@ def test_llm_writer_sends_evidence_lines_and_the_json_schema():
 
 
 def test_the_prompt_lists_formulas_and_the_key_figures_the_message_must_state():
-    from bot.compose import KeyItem
+    from billing.evidence import KeyFigure as TurnKeyFigure
 
-    figure = KeyItem("E2", Decimal("14.00"), "primary", "delta")
+    figure = TurnKeyFigure("E2", Decimal("14.00"), "primary", "delta")
     sources = {"E1": {"kind": "chunk", "language": "es"}, "E2": {"kind": "fact", "derivation": "30.00 - 16.00"}}
     with FakeOpenAI() as fake:
         fake.chat_script = [{"customer_message": "Subió 14,00 USD [E2].", "internal_note": "30.00 - 16.00 [E2].",
