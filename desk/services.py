@@ -81,7 +81,8 @@ def outbound_deliver(*, message_id: int) -> Message:
         return message  # already sent (a redelivered task must not send twice)
     conversation = message.conversation
     sender = get_sender() if conversation.channel == "whatsapp" else RecordingSender()
-    result = sender.send_text(to=conversation.contact.wa_id, text=message.text)
+    result = sender.send_text(to=conversation.contact.wa_id, user_id=conversation.contact.user_id,
+                              text=message.text)
     message.provider_message_id = result.provider_message_id or None
     message.status = Message.Status.SENT if result.ok else Message.Status.FAILED
     message.error = "" if result.ok else (result.error or "send failed")
