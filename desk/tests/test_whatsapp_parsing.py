@@ -101,7 +101,12 @@ def test_a_text_message_carries_sender_name_business_ids_and_time():
      "Facturas", {"reply_type": "list_reply", "reply_id": "inv", "description": "Ver"}),
     ("button", {"button": {"text": "Sí, contactarme", "payload": "YES"}}, "Sí, contactarme",
      {"button_payload": "YES"}),
-    ("unsupported", {"errors": [{"code": 131051, "title": "Message type unknown"}]}, "", {}),
+    ("unsupported", {"errors": [{"code": 131051, "title": "Message type unknown"}]},
+     "WhatsApp could not deliver what the customer sent: Message type unknown (code 131051)", {}),
+    ("order", {"order": {"catalog_id": "C1", "text": "dos routers",
+                         "product_items": [{"product_retailer_id": "R1", "quantity": 2}]}},
+     "dos routers", {"order_items": 1}),
+    ("order", {"order": {"catalog_id": "C1", "product_items": []}}, "", {"order_items": 0}),
 ])
 def test_non_text_messages_are_read_with_the_details_the_desk_needs(kind, content, text, details):
     batch = parse_webhook(webhook_body(change_value(messages=[inbound_message(kind, **content)])))
