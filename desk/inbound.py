@@ -300,9 +300,11 @@ def _message_insert(*, contact: Contact, channel: str, inbound: InboundMessage, 
                    "unassign": not to_human, "now": timezone.now()})
     sql = f"""
         WITH latest AS (
+            -- locked, so a resolve committing meanwhile is seen here and the reopening is recorded
             SELECT id, status FROM {conversation_table}
             WHERE contact_id = %(contact)s AND channel = %(channel)s
             ORDER BY status = %(open)s DESC, id DESC LIMIT 1
+            FOR UPDATE
         ), opened AS (
             -- the contact's first conversation here, unless this is a redelivery of a stored message
             INSERT INTO {conversation_table} ({conversation_columns})

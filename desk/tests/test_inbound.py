@@ -1,11 +1,14 @@
 """The one inbound path of every channel: the reopen rule, edits and deletions, long text, message kinds."""
 
+import json
 import logging
+import threading
 import uuid
+from functools import partial
 
 import pytest
 from celery import current_app
-from django.db import DataError
+from django.db import DataError, connection
 from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
@@ -17,7 +20,7 @@ from bot.writer import TemplateWriter
 from desk import services
 from desk.chat import chat_message_receive
 from desk.models import Channel, Contact, Conversation, Event, Message
-from desk.tests.desk_factories import CUSTOMER, conversation_start, text_body
+from desk.tests.desk_factories import CUSTOMER, WEBHOOK_URL, conversation_start, in_thread, sign, text_body
 from desk.whatsapp import USER_ID_MAX, WA_ID_MAX, WAMID_MAX
 from tests.fake_graph import FakeGraph, change_value, delivery_status, inbound_message, webhook_body
 
@@ -297,3 +300,44 @@ def test_the_parsers_identifier_limits_are_the_columns_lengths():
     assert WAMID_MAX == Message._meta.get_field("provider_message_id").max_length
     assert WA_ID_MAX == Contact._meta.get_field("wa_id").max_length
     assert USER_ID_MAX == Contact._meta.get_field("user_id").max_length
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_message_arriving_while_an_agent_resolves_reopens_and_the_thread_says_so(
+        queued, whatsapp_settings, make_staff, monkeypatch):
+    client = Client()
+    post = partial(client.post, WEBHOOK_URL, content_type="application/json")
+    first = json.dumps(text_body(wamid="wamid.FIRST")).encode()
+    assert post(data=first, HTTP_X_HUB_SIGNATURE_256=sign(first)).status_code == 200
+    conversation = Conversation.objects.get()
+    ana = make_staff("ana", "agent")
+    resolving, release, errors = threading.Event(), threading.Event(), []
+    close_escalations = services._close_escalations
+
+    def resolve_held_open(conversation, how):  # the resolve holds the row lock, not yet committed
+        resolving.set()
+        release.wait(timeout=30)
+        return close_escalations(conversation, how)
+
+    monkeypatch.setattr(services, "_close_escalations", resolve_held_open)
+    resolve = in_thread(lambda: services.conversation_resolve(conversation_id=conversation.pk, agent=ana), errors)
+    resolve.start()
+    assert resolving.wait(timeout=30)
+    second = json.dumps(text_body(wamid="wamid.SECOND")).encode()
+    responses = []
+    delivery = in_thread(lambda: responses.append(post(data=second, HTTP_X_HUB_SIGNATURE_256=sign(second))),
+                         errors)
+    delivery.start()
+    with connection.cursor() as cursor:  # wait until the delivery waits for the resolve's row lock
+        for _ in range(100_000):
+            cursor.execute("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
+                           "AND datname = current_database()")
+            if cursor.fetchone()[0]:
+                break
+    release.set()
+    resolve.join(timeout=60)
+    delivery.join(timeout=60)
+    assert errors == [] and [r.status_code for r in responses] == [200]
+    conversation.refresh_from_db()
+    assert (conversation.status, conversation.handler) == ("open", "bot")
+    assert [e.kind for e in conversation.events.order_by("pk")] == ["resolved", "reopened"]
