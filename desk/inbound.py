@@ -115,7 +115,8 @@ def _batch_store(batch: WebhookBatch) -> StoreReport:
     # Contacts are locked in one global order, so two batches naming the same senders never deadlock.
     for sender in sorted(by_sender):
         _sender_messages_store(messages=by_sender[sender], report=report)
-    for update in sorted(batch.statuses, key=lambda s: (s.wamid, STATUS_RANK[_stored_status(s)], s.timestamp)):
+    in_order = sorted(batch.statuses, key=lambda s: (s.wamid, STATUS_RANK[_stored_status(s)], s.timestamp))
+    for update in in_order:
         _status_apply(update=update, report=report)
     return report
 
@@ -205,7 +206,10 @@ def _contact_lock(*, wa_id: str, user_id: str, name: str) -> tuple[Contact, str]
 
 
 def _conversation_current(*, contact: Contact, channel: str) -> Conversation:
-    """Return the conversation the contact's next message goes to (opened if none); hold the contact's lock."""
+    """Return the conversation the contact's next message goes to (opened if none).
+
+    Call while holding the contact's row lock.
+    """
     conversation = (
         Conversation.objects.filter(contact=contact, channel=channel)
         .order_by(Case(When(status=Conversation.Status.OPEN, then=0), default=1), "-pk")
@@ -257,8 +261,9 @@ class _Stored:
     reopened: bool  # the message reopened a resolved conversation
 
 
-def _message_insert(*, contact: Contact, channel: str, inbound: InboundMessage, to_human: bool) -> _Stored | None:
-    """Insert the inbound message unless its provider id is stored; return where it went, None for a duplicate.
+def _message_insert(*, contact: Contact, channel: str, inbound: InboundMessage,
+                    to_human: bool) -> _Stored | None:
+    """Insert the inbound message unless its provider id is stored; return where it went (None: a duplicate).
 
     It goes to the contact's open conversation, else to its latest one (reopened when resolved and
     the message wants a turn), else to a conversation opened here. One statement, so the webhook
@@ -329,7 +334,8 @@ def _message_insert(*, contact: Contact, channel: str, inbound: InboundMessage, 
                     THEN GREATEST(COALESCE(c.last_inbound_at, %(inbound_at)s), %(inbound_at)s)
                     ELSE c.last_inbound_at END,
                 status = CASE WHEN %(reopens)s THEN %(open)s ELSE c.status END,
-                handler = CASE WHEN %(reopens)s AND c.status = %(resolved)s THEN %(handler)s ELSE c.handler END,
+                handler = CASE WHEN %(reopens)s AND c.status = %(resolved)s
+                    THEN %(handler)s ELSE c.handler END,
                 assignee_id = CASE WHEN %(reopens)s AND c.status = %(resolved)s AND %(unassign)s
                     THEN NULL ELSE c.assignee_id END,
                 updated_at = %(now)s

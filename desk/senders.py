@@ -52,7 +52,8 @@ class RecordingSender:
 
     def send_text(self, *, to: str = "", user_id: str = "", text: str) -> SendResult:
         provider_message_id = f"rec-{uuid.uuid4()}"
-        self.sent.append({"to": to, "user_id": user_id, "text": text, "provider_message_id": provider_message_id})
+        self.sent.append({"to": to, "user_id": user_id, "text": text,
+                          "provider_message_id": provider_message_id})
         return SendResult(ok=True, provider_message_id=provider_message_id, status="sent", attempts=1)
 
 

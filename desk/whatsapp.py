@@ -339,7 +339,10 @@ def _message(raw, *, contacts: dict[str, dict], phone_number_id: str) -> Inbound
         raise _Malformed(f"message {wamid} has neither 'from' nor 'from_user_id'")
     contact = contacts.get(wa_id) or contacts.get(user_id) or {}
     if not user_id and contact:
-        user_id = _identifier(contact, "user_id", max_length=USER_ID_MAX)
+        try:
+            user_id = _identifier(contact, "user_id", max_length=USER_ID_MAX)
+        except _Malformed:
+            pass  # the contacts array only adds to the message: a bad id there is left out, not fatal
     profile = contact.get("profile") if isinstance(contact.get("profile"), dict) else {}
 
     errors = [e for e in _list(raw.get("errors")) if isinstance(e, dict)]

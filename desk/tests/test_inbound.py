@@ -121,7 +121,8 @@ def test_the_web_chat_survives_an_unreachable_broker_like_the_webhook(client, mo
 
     monkeypatch.setattr(current_app.tasks["bot.handle_inbound"], "delay", broker_down)
     client.post(reverse("desk:chat"), {"customer_id": ""})
-    with caplog.at_level(logging.ERROR, logger="desk.inbound"), django_capture_on_commit_callbacks(execute=True):
+    with (caplog.at_level(logging.ERROR, logger="desk.inbound"),
+          django_capture_on_commit_callbacks(execute=True)):
         response = client.post(reverse("desk:chat"), {"text": "¿cuánto cuesta la reconexión?"})
     assert response.status_code == 302
     message = Message.objects.get(conversation__channel=Channel.WEBCHAT)
@@ -140,7 +141,8 @@ def test_text_over_4096_characters_is_stored_cut_flagged_and_still_gets_its_turn
     assert (message.payload["truncated"], message.payload["text_length"]) == (True, 12008)
     assert len(str(message.payload)) < 20_000  # Meta's copy of the message is cut too
     assert queued == [message.pk]  # the bot escalates a message it could only read in part
-    assert "cut at 4,096 characters: the customer sent 12,008" in thread_page(make_staff, message.conversation)
+    page = thread_page(make_staff, message.conversation)
+    assert "cut at 4,096 characters: the customer sent 12,008" in page
 
 
 def test_the_web_chat_strips_nul_the_database_cannot_store(channel_customer, queued):
@@ -320,7 +322,8 @@ def test_a_message_arriving_while_an_agent_resolves_reopens_and_the_thread_says_
         return close_escalations(conversation, how)
 
     monkeypatch.setattr(services, "_close_escalations", resolve_held_open)
-    resolve = in_thread(lambda: services.conversation_resolve(conversation_id=conversation.pk, agent=ana), errors)
+    resolve = in_thread(lambda: services.conversation_resolve(conversation_id=conversation.pk, agent=ana),
+                        errors)
     resolve.start()
     assert resolving.wait(timeout=30)
     second = json.dumps(text_body(wamid="wamid.SECOND")).encode()

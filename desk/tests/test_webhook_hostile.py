@@ -71,8 +71,8 @@ REFUSED = [  # skipped with the reason, the good message beside it stored
     ("Infinity as the timestamp", text_message(timestamp="@@INFINITY@@"), "'timestamp' is None"),
     ("NaN as a latitude", inbound_message("location", wamid="wamid.ODD",
                                           location={"latitude": "@@NAN@@", "longitude": 1.0}), "latitude"),
-    ("1e400 as a longitude", inbound_message("location", wamid="wamid.ODD",
-                                             location={"latitude": 1.0, "longitude": "@@1E400@@"}), "longitude"),
+    ("1e400 as a longitude", inbound_message("location", wamid="wamid.ODD", location={
+        "latitude": 1.0, "longitude": "@@1E400@@"}), "longitude"),
 ]
 
 
@@ -148,7 +148,8 @@ def _content(kind: str, text: str) -> dict:
         "audio": {"audio": {"id": "MEDIA2", "mime_type": "audio/ogg", "voice": True}},
         "location": {"location": {"latitude": 10.5, "longitude": -66.9, "name": text}},
         "reaction": {"reaction": {"message_id": "wamid.SOMETHING", "emoji": text[:2]}},
-        "interactive": {"interactive": {"type": "button_reply", "button_reply": {"id": "pay", "title": text}}},
+        "interactive": {"interactive": {"type": "button_reply",
+                                        "button_reply": {"id": "pay", "title": text}}},
         "button": {"button": {"text": text, "payload": text}},
         "contacts": {"contacts": [{"name": {"formatted_name": text}, "phones": [{"phone": "+58 412"}]}]},
         "order": {"order": {"catalog_id": "C1", "text": text, "product_items": [{"quantity": 1}]}},

@@ -253,3 +253,10 @@ def test_parsing_does_not_modify_the_body():
     before = copy.deepcopy(body)
     parse_webhook(body)
     assert body == before
+
+
+def test_a_bad_business_scoped_id_in_the_contacts_array_is_left_out_not_fatal():
+    contacts = [{"profile": {"name": "Ana"}, "wa_id": "584121234567", "user_id": "VE.\x001"}]
+    message = inbound_message(wa_id="584121234567", wamid="wamid.OK")
+    (parsed,) = parse_webhook(webhook_body(change_value(messages=[message], contacts=contacts))).messages
+    assert (parsed.wamid, parsed.user_id, parsed.name) == ("wamid.OK", "", "Ana")
