@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import functools
-from functools import partial
 import uuid
+from functools import partial
 
 from django.conf import settings
 from django.db import transaction

@@ -11,7 +11,7 @@ from django.utils import timezone
 from bot.requeue import unanswered_messages, unanswered_requeue
 from bot.tasks import handle_inbound
 from desk.models import Message
-from desk.tests.desk_factories import conversation_start
+from tests.support.factories import conversation_start
 from traces.models import Trace
 
 pytestmark = pytest.mark.django_db

@@ -6,15 +6,15 @@ import threading
 from datetime import UTC, datetime
 
 import pytest
+from celery import current_app
 from django.db import connections
 from django.test import Client
 from kombu.exceptions import OperationalError
 
 import desk.inbound
-from celery import current_app
 from desk.models import Channel, Contact, Conversation, Event, Message
 from desk.whatsapp import signature_header
-from tests.fake_graph import change_value, delivery_status, inbound_message, webhook_body
+from tests.support.fake_graph import change_value, delivery_status, inbound_message, webhook_body
 
 URL = "/webhooks/whatsapp/"
 SECRET = "app-secret-for-tests"
