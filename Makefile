@@ -1,11 +1,24 @@
 # TraceDesk — two commands: `make demo` and `make test`. Needs only Python 3.11+, make and git.
+# Production: `make serve`, `make worker`, `make beat` (the Procfile and deploy/systemd/ run exactly these).
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: demo test venv install install-dev migrate serve worker db-stop bench gate clean
+.PHONY: demo test venv install install-dev migrate serve worker beat db-stop bench gate clean
+
+# An unset environment is production's (debug off, HTTPS-only cookies, redirect to HTTPS, HSTS). The demo,
+# the tests, the gate and the benchmarks run on plain http on loopback, so they take the development values
+# (config/dev_env.py holds the same) unless the environment sets its own. serve, worker and beat take the
+# environment as it is.
+DEV_TARGETS := demo test gate bench
+$(DEV_TARGETS): export DJANGO_DEBUG ?= 1
+$(DEV_TARGETS): export DJANGO_SECRET_KEY ?= dev-only-insecure-key-change-me
+$(DEV_TARGETS): export DJANGO_SESSION_COOKIE_SECURE ?= 0
+$(DEV_TARGETS): export DJANGO_CSRF_COOKIE_SECURE ?= 0
+$(DEV_TARGETS): export DJANGO_SECURE_SSL_REDIRECT ?= 0
+$(DEV_TARGETS): export DJANGO_SECURE_HSTS_SECONDS ?= 0
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -48,8 +61,20 @@ gate: install migrate
 	$(BIN)/python manage.py kb_import kb/sample
 	$(BIN)/python manage.py gate --gates evals/fixtures/gates.toml $(GATE_ARGS)
 
+# The web server: static files collected (WhiteNoise serves them, hashed and compressed), migrations applied,
+# then gunicorn. WEB_CONCURRENCY worker processes (default 2); HOST=0.0.0.0 to listen beyond loopback.
+serve: install
+	$(BIN)/python manage.py collectstatic --noinput
+	$(BIN)/python manage.py migrate --noinput
+	$(BIN)/gunicorn config.wsgi --bind $(HOST):$(PORT) --workers $${WEB_CONCURRENCY:-2}
+
 worker: install
 	$(BIN)/celery -A config worker --loglevel=info
+
+# Exactly one beat per deployment: it queues the sweep of unanswered inbound messages every BOT_REQUEUE_EVERY_S.
+beat: install
+	mkdir -p var
+	$(BIN)/celery -A config beat --loglevel=info --schedule var/celerybeat-schedule
 
 db-stop: install
 	$(BIN)/python -c "from config import embedded_db; print('stopped' if embedded_db.stop() else 'not running')"

@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/billing.py [--iterations 300]
 
-Targets (issue 3): a call that finds the circuit open returns in ≤ 5 ms p95 with no network;
+Targets: a call that finds the circuit open returns in ≤ 5 ms p95 with no network;
 with the simulator up on a local port, p95 ≤ 20 ms per capability call. Baselines are raw
 httpx GETs to the same server in the same run, so ratios survive a slower or faster machine.
 The breaker runs on each shared store available (database always, Redis when reachable) under

@@ -4,7 +4,7 @@ Pure Python, no Django. `verify()` takes the writer's answer (with inline `[E3]`
 the turn's evidence and returns a `Verdict`: grounded or not, problems worded so the writer can
 fix the answer from the message alone, warnings, derived numbers and one `TokenCheck` per token.
 
-Rules, strictest first (see issue 4 and bot/GROUNDING_README_SECTION.md):
+Rules, strictest first (docs/bot.md explains each with examples):
 R1 literal whole token · R2 amount value · R3 identifier digits · R4 sum/difference of two
 evidence amounts (derived) · R5 percent · R6 citations · R7 customer-view promises and jargon ·
 R8 calendar date · R9 anything numeric left unsupported is a problem.
@@ -13,13 +13,14 @@ R8 calendar date · R9 anything numeric left unsupported is a problem.
 from __future__ import annotations
 
 import re
-import unicodedata
 from dataclasses import asdict, dataclass
 from datetime import date
 from decimal import Decimal
 from functools import lru_cache
 
-# The minimum set from issue 4; settings may extend it (GROUNDING_BANNED_PHRASES).
+from core.text import fold
+
+# The minimum set; settings may extend it (GROUNDING_BANNED_PHRASES).
 DEFAULT_BANNED_PHRASES: tuple[str, ...] = (
     "le garantizamos el reembolso",
     "ya fue reembolsado",
@@ -73,7 +74,6 @@ _SENTENCE_END_RE = re.compile(r"(?=[.!?。！？\n])(?:[.!?]+(?=\s|\[|$)|[。！
 _WORD_BEFORE_RE = re.compile(r"[^\W\d_]+\Z")
 _TRAILING_CITATIONS_RE = re.compile(rf"(?:\s*{_CITATION_PATTERN})+")
 _SNAKE_CASE_RE = re.compile(r"(?<![0-9A-Za-z_])[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+(?![0-9A-Za-z_])")
-_COMBINING_RE = re.compile(r"[\u0300-\u036f]")
 _PERCENT_WORD_RE = re.compile(r"%|percent|porcentaje|por ciento|百分", re.IGNORECASE)
 _PLAIN_DECIMAL_RE = re.compile(r"\d+(?:[.,]\d+)?")
 # A period after these words does not end a sentence ("Bs. 1.234,56").
@@ -298,7 +298,7 @@ def _sentence_spans(text: str) -> list[tuple[int, int]]:
 
 def _fold(text: str) -> str:
     """Return text case-folded, without accents and with single spaces, for phrase matching."""
-    return " ".join(_COMBINING_RE.sub("", unicodedata.normalize("NFKD", text.casefold())).split())
+    return fold(text, spaces=True)
 
 
 @lru_cache(maxsize=32)
@@ -307,6 +307,12 @@ def _banned(extra: tuple[str, ...]) -> tuple[re.Pattern, dict[str, str]]:
     listed = {_fold(p): p.strip() for p in reversed(DEFAULT_BANNED_PHRASES + extra) if p.strip()}
     pattern = "|".join(re.escape(p) for p in sorted(listed, key=len, reverse=True))
     return re.compile(pattern), listed
+
+
+def citation_ids(answer: str) -> list[str]:
+    """Return the evidence ids an answer cites, grouped markers included ([E1][E2], [E1, E2]), sorted."""
+    cited = {eid for marker in _CITATION_RE.findall(answer) for eid in _CITED_ID_RE.findall(marker)}
+    return sorted(cited, key=lambda eid: int(eid[1:]))
 
 
 def strip_citations(text: str) -> str:

@@ -10,17 +10,19 @@ from __future__ import annotations
 
 import json
 import re
-import unicodedata
 from dataclasses import dataclass
 from functools import cache, lru_cache
 from pathlib import Path
 
 from bot.grounding import DEFAULT_BANNED_PHRASES
+from core.text import fold
 
 PHRASES_PATH = Path(__file__).resolve().parent / "data" / "humanizer_phrases.json"
 
-_COMBINING_RE = re.compile(r"[\u0300-\u036f]")
-_QUOTES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u201c": '"', "\u201d": '"'})
+
+
+def _folded(text: str) -> str:
+    return fold(text, quotes=True, spaces=True)
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,15 +41,9 @@ class _Lists:
     apologies: re.Pattern
 
 
-def _fold(text: str) -> str:
-    """Return text case-folded, without accents or curly quotes, with single spaces."""
-    text = unicodedata.normalize("NFKD", text.casefold().translate(_QUOTES))
-    return " ".join(_COMBINING_RE.sub("", text).split())
-
-
 def _phrases_re(phrases: list[str] | tuple[str, ...], *, at_start: bool = False) -> re.Pattern:
     """Compile whole-word phrases, longest first so a long phrase is not counted as its short part."""
-    folded = sorted({_fold(p) for p in phrases if p.strip()}, key=len, reverse=True)
+    folded = sorted({_folded(p) for p in phrases if p.strip()}, key=len, reverse=True)
     alternatives = "|".join(re.escape(p) for p in folded) or r"(?!x)x"
     if at_start:
         return re.compile(rf"^\W*?(?P<phrase>{alternatives})(?!\w)")
@@ -85,7 +81,7 @@ def check(text: str, *, language: str, banned_phrases: list[str] | None = None) 
     max_apologies, languages = _data()
     code = language.lower().split("-")[0]
     selected = [languages[code]] if code in languages else list(languages.values())
-    folded = _fold(text)
+    folded = _folded(text)
 
     for lists in selected:
         match = lists.ai_self_reference.search(folded)

@@ -16,7 +16,6 @@ from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 from kombu.exceptions import OperationalError as BrokerError
 
-from bot.turn import STALE_CLAIM
 from desk.models import Message
 from desk.whatsapp import SILENT_KINDS
 from traces.models import Trace
@@ -26,13 +25,14 @@ logger = logging.getLogger(__name__)
 
 def unanswered_messages(*, now: dt.datetime, min_age: dt.timedelta, max_age: dt.timedelta,
                         limit: int = 500) -> list[int]:
-    """Return inbound messages older than min_age (and younger than max_age) that no turn finished, oldest first."""
-    never_claimed = Q(turn_claimed_at__isnull=True)
-    crashed = Q(turn_claimed_at__lt=now - STALE_CLAIM)
+    """Return the inbound messages (younger than max_age) that no turn finished, oldest first: never claimed
+    and older than min_age (queued while the broker was down), or claimed by a turn whose lease expired
+    without a trace (the turn died, or gave up after an error)."""
+    never_claimed = Q(turn_claimed_at__isnull=True, created_at__lt=now - min_age)
+    lease_expired = Q(turn_lease_until__lt=now)
     return list(
-        Message.objects.filter(direction=Message.Direction.INBOUND, created_at__lt=now - min_age,
-                               created_at__gte=now - max_age)
-        .filter(never_claimed | crashed)
+        Message.objects.filter(direction=Message.Direction.INBOUND, created_at__gte=now - max_age)
+        .filter(never_claimed | lease_expired)
         .exclude(kind__in=SILENT_KINDS)
         .exclude(Exists(Trace.objects.filter(message=OuterRef("pk"))))
         .order_by("created_at", "pk")

@@ -9,9 +9,10 @@ document question; a request to *do* it ("cámbienme el plan") is not something 
 from __future__ import annotations
 
 import re
-import unicodedata
 from dataclasses import dataclass
 from enum import StrEnum
+
+from core.text import fold
 
 
 class Route(StrEnum):
@@ -28,12 +29,6 @@ class Routing:
     language: str
     capability: str = ""  # billing capability for account questions
     rule: str = ""  # the rule that decided, for the trace
-
-
-def fold(text: str) -> str:
-    """Lowercase and drop accents, so rules match what subscribers actually type."""
-    decomposed = unicodedata.normalize("NFKD", text.lower())
-    return "".join(ch for ch in decomposed if not unicodedata.combining(ch) or ch == "\u0303")
 
 
 def _rx(*patterns: str) -> re.Pattern:
@@ -122,7 +117,7 @@ def route_message(text: str, *, kind: str = "text", default_language: str = "es"
     language = detect_language(text, default_language) if text.strip() else default_language
     if kind in MEDIA_KINDS:
         return Routing(Route.MEDIA, language, rule=f"media:{kind}")
-    folded = fold(text)
+    folded = fold(text, case="lower", keep_enye=True)
     if _HUMAN.search(folded):
         return Routing(Route.HUMAN, language, rule="wants a human")
     if _ACTION.search(folded) and not _INFORMATIONAL.search(folded):

@@ -16,6 +16,7 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from bot import grounding, humanizer
@@ -24,10 +25,10 @@ from bot.routing import Route, route_message
 from bot.writer import TemplateWriter, WriterError, WriterRequest, get_writer
 from desk.models import Contact, Conversation, Message
 from desk.services import bot_reply_record, conversation_escalate
+from kb.search import search
+from traces.draft import TraceDraft
 from traces.models import Trace
 
-# A claim older than this without a trace is a crashed turn; a redelivered task may take it over.
-STALE_CLAIM = timedelta(minutes=5)
 _NATIONAL_ID = re.compile(r"\b([VEJGPvejgp])\s*[-.]?\s*(\d{1,3}(?:[.\s]?\d{3}){1,2}(?:\s*-?\s*\d)?)\b")
 _LONG_NUMBER = re.compile(r"\d[\d\s.-]{5,}\d")
 
@@ -52,59 +53,91 @@ class Silenced:
 
 
 class TurnRecorder:
-    """Collects what the trace needs while the turn runs, and times each stage."""
+    """Fills the turn's TraceDraft while the turn runs, and times each stage into it."""
 
-    def __init__(self, clock):
+    def __init__(self, clock, *, on_stage=None):
         self.clock = clock
         self.started = clock()
-        self.latency: dict[str, float] = {}
-        self.fields: dict = {"retrieval": [], "tool_calls": [], "evidence": [], "attempts": [], "humanizer": {},
-                             "citations": [], "token_usage": {}}
+        self.draft = TraceDraft()
+        self.on_stage = on_stage  # called as each stage starts (the live turn renews its lease there)
 
     @contextmanager
     def stage(self, name: str):
+        if self.on_stage is not None:
+            self.on_stage()
         began = self.clock()
         try:
             yield
         finally:
-            self.latency[name] = round((self.clock() - began) * 1000, 3)
+            self.draft.latency_ms[name] = round((self.clock() - began) * 1000, 3)
 
-    def total_ms(self) -> float:
-        return round((self.clock() - self.started) * 1000, 3)
+    def finish(self) -> TraceDraft:
+        self.draft.total_ms = round((self.clock() - self.started) * 1000, 3)
+        return self.draft
 
 
-def _claim(message_id: int) -> bool:
-    """Atomically claim an inbound message for one turn; False when another run has it or had it."""
-    now = timezone.now()
-    claimed = Message.objects.filter(pk=message_id, direction=Message.Direction.INBOUND,
-                                     turn_claimed_at__isnull=True).update(turn_claimed_at=now)
-    if claimed:
-        return True
-    # A crashed turn leaves a claim but no trace; after a while a redelivery may finish the job.
-    return bool(
-        Message.objects.filter(pk=message_id, turn_claimed_at__lt=now - STALE_CLAIM)
-        .exclude(traces__isnull=False)
-        .update(turn_claimed_at=now)
-    )
+class Lease:
+    """A turn's claim on an inbound message: taken atomically, renewed while the turn runs, given up on a crash.
+
+    Only one run holds a message at a time: a second delivery of the same task finds a live lease and does
+    nothing. A run that dies (a killed worker) stops renewing; once its lease expires the requeue sweep
+    queues the message again and the next run takes it over. The claim time is the holder's token.
+    """
+
+    def __init__(self, message_id: int, *, seconds: float | None = None):
+        self.message_id = message_id
+        self.length = timedelta(seconds=settings.BOT_TURN_LEASE_S if seconds is None else seconds)
+        self.token = None
+
+    def take(self) -> bool:
+        """Claim the message unless a live lease holds it or a turn already answered it."""
+        now = timezone.now()
+        taken = (Message.objects.filter(pk=self.message_id, direction=Message.Direction.INBOUND)
+                 .filter(Q(turn_claimed_at__isnull=True) | Q(turn_lease_until__lt=now))
+                 .exclude(traces__isnull=False)
+                 .update(turn_claimed_at=now, turn_lease_until=now + self.length))
+        self.token = now if taken else None
+        return bool(taken)
+
+    def renew(self) -> None:
+        """Push the lease forward (called as each stage starts, and before each model call)."""
+        Message.objects.filter(pk=self.message_id, turn_claimed_at=self.token).update(
+            turn_lease_until=timezone.now() + self.length)
+
+    def held(self) -> bool:
+        """Lock the message row until commit and say whether this run still holds it (call in a transaction)."""
+        row = Message.objects.select_for_update().filter(pk=self.message_id).values("turn_claimed_at").first()
+        return bool(row) and row["turn_claimed_at"] == self.token and not Trace.objects.filter(
+            message_id=self.message_id).exists()
+
+    def give_up(self) -> None:
+        """Expire the lease now, so the next sweep queues the message again at once."""
+        Message.objects.filter(pk=self.message_id, turn_claimed_at=self.token).update(
+            turn_lease_until=timezone.now())
 
 
 def run_turn(*, message_id: int, writer=None, billing=None, clock=time.perf_counter) -> Trace | None:
     """Run the bot turn for one inbound message; return its trace (None when the message was already handled)."""
-    if not _claim(message_id):
+    lease = Lease(message_id)
+    if not lease.take():
         return None
-    message = Message.objects.select_related("conversation__contact").get(pk=message_id)
-    conversation = message.conversation
-    contact = conversation.contact
-    recorder = TurnRecorder(clock)
-    recorder.fields.update(query=message.text, language=contact.language)
-    with recorder.stage("gate"):
-        # Loaded with the message just now: a second query would read the same committed row.
-        held = conversation.held_by_human
-    if held:
-        outcome = Silenced("gate")
-    else:
-        outcome = _decide(recorder, message, conversation, contact, writer=writer, billing=billing)
-    return _finish(recorder, message, conversation, contact, outcome)
+    try:
+        message = Message.objects.select_related("conversation__contact").get(pk=message_id)
+        conversation = message.conversation
+        contact = conversation.contact
+        recorder = TurnRecorder(clock, on_stage=lease.renew)
+        recorder.draft.query, recorder.draft.language = message.text, contact.language
+        with recorder.stage("gate"):
+            # Loaded with the message just now: a second query would read the same committed row.
+            held = conversation.held_by_human
+        if held:
+            outcome = Silenced("gate")
+        else:
+            outcome = _decide(recorder, message, conversation, contact, writer=writer, billing=billing)
+        return _finish(recorder, lease, message, conversation, contact, outcome)
+    except BaseException:
+        lease.give_up()  # nothing was recorded (one transaction): let the sweep answer it again soon
+        raise
 
 
 @dataclass
@@ -112,9 +145,7 @@ class QueryAnswer:
     """What the bot decided for one query, with everything a trace would record about it."""
 
     outcome: Answered | Escalated
-    fields: dict
-    latency_ms: dict
-    total_ms: float
+    draft: TraceDraft
 
 
 def answer_query(*, query: str, language: str = "es", customer_id: str = "", history=(), writer=None,
@@ -126,20 +157,21 @@ def answer_query(*, query: str, language: str = "es", customer_id: str = "", his
     `history` is the earlier (role, text) pairs of the conversation, oldest first.
     """
     recorder = TurnRecorder(clock)
-    recorder.fields.update(query=query, language=language)
+    recorder.draft.query, recorder.draft.language = query, language
     routing = _route(recorder, query, kind="text", default_language=language)
     outcome = _refusal(routing, kind="text")
     if outcome is None:
         outcome = _answer(recorder, routing, query, customer_id=customer_id or "",
                           resolve_customer=lambda _query: None, history=lambda: list(history),
                           writer=writer, billing=billing or _billing())
-    return QueryAnswer(outcome, recorder.fields, recorder.latency, recorder.total_ms())
+    return QueryAnswer(outcome, recorder.finish())
 
 
 def _route(recorder, text, *, kind, default_language):
     with recorder.stage("route"):
         routing = route_message(text, kind=kind, default_language=default_language)
-    recorder.fields.update(route=routing.route.value, language=routing.language, routing_rule=routing.rule)
+    draft = recorder.draft
+    draft.route, draft.language, draft.routing_rule = routing.route.value, routing.language, routing.rule
     return routing
 
 
@@ -155,7 +187,7 @@ def _refusal(routing, *, kind) -> Escalated | None:
 
 
 def _decide(recorder, message, conversation, contact, *, writer, billing):
-    fields = recorder.fields
+    draft = recorder.draft
     routing = _route(recorder, message.text, kind=message.kind, default_language=contact.language)
     if routing.language != contact.language and message.text.strip():
         Contact.objects.filter(pk=contact.pk).update(language=routing.language)
@@ -180,7 +212,8 @@ def _decide(recorder, message, conversation, contact, *, writer, billing):
             original = route_message(query, default_language=contact.language)
             capability = original.capability or "account_summary"
             routing = replace(original, route=Route.ACCOUNT, capability=capability)
-            fields.update(query=query, route=Route.ACCOUNT.value, routing_rule="identified; original question")
+            draft.query, draft.route = query, Route.ACCOUNT.value
+            draft.routing_rule = "identified; original question"
         Conversation.objects.filter(pk=conversation.pk).update(pending_query="")
         conversation.pending_query = ""
 
@@ -201,7 +234,7 @@ def _answer(recorder, routing, query, *, customer_id, resolve_customer, history,
     `resolve_customer(query)` finds an unknown customer for an account question: their id, None
     (then the bot asks for it) or an Escalated; `history()` returns the earlier turns for the writer.
     """
-    fields = recorder.fields
+    draft = recorder.draft
     facts, capability = [], routing.capability
     if routing.route == Route.ACCOUNT:
         if not customer_id:
@@ -213,21 +246,17 @@ def _answer(recorder, routing, query, *, customer_id, resolve_customer, history,
             customer_id = found
         with recorder.stage("billing"):
             result = getattr(billing, capability)(customer_id)
-        fields["tool_calls"].append(result.to_json())
+        draft.tool_calls.append(result.to_json())
         if result.should_escalate:
             code = result.error.code if result.error else "unknown"
             return Escalated(Reason.TOOL_ERROR, [f"{capability} failed: {code}."])
         facts = list(result.evidence)
-    fields["customer_id"] = customer_id
+    draft.customer_id = customer_id
 
     with recorder.stage("retrieve"):
-        from kb.models import EmbeddingSpace
-        from kb.search import search
-
-        space = EmbeddingSpace.objects.first()
-        fields["index_version"] = space.index_version if space else None
-        result = search(query, k=5)
-    fields["retrieval"] = [
+        result = search(query, k=settings.BOT_RETRIEVAL_K)
+    draft.index_version = result.index_version
+    draft.retrieval = [
         {key: value for key, value in hit.as_dict().items() if key != "text"} for hit in result.fused
     ]
     minimum = settings.KB_MIN_CONTEXT_SCORE
@@ -240,11 +269,11 @@ def _answer(recorder, routing, query, *, customer_id, resolve_customer, history,
         return Escalated(Reason.NO_CONTEXT, [detail])
 
     evidence, sources = _evidence(context, facts)
-    fields["evidence"] = [
+    draft.evidence = [
         {"id": e.id, "text": e.text, "value": e.value, **sources[e.id]} for e in evidence
     ]
     writer = writer or get_writer()
-    fields.update(prompt_version=writer.prompt_version, model=writer.name)
+    draft.prompt_version, draft.model = writer.prompt_version, writer.name
     request = WriterRequest(query=query, language=routing.language, evidence=evidence, sources=sources,
                             history=history())
     return _write_and_verify(recorder, writer, request, template=isinstance(writer, TemplateWriter))
@@ -262,7 +291,7 @@ def _identify_by_channel(recorder, billing, conversation, contact):
         return None
     with recorder.stage("identify"):
         result = billing.find_customer(whatsapp_id=contact.wa_id)
-    recorder.fields["tool_calls"].append(result.to_json())
+    recorder.draft.tool_calls.append(result.to_json())
     if result.should_escalate:
         return Escalated(Reason.TOOL_ERROR, ["Customer lookup by WhatsApp number failed."])
     if not result.ok:
@@ -287,7 +316,7 @@ def _identify_from_message(recorder, billing, text):
     with recorder.stage("identify"):
         for lookup in lookups:
             result = billing.find_customer(**lookup)
-            recorder.fields["tool_calls"].append(result.to_json())
+            recorder.draft.tool_calls.append(result.to_json())
             if result.should_escalate:
                 return Escalated(Reason.TOOL_ERROR, ["Customer lookup failed."])
             if result.ok:
@@ -319,9 +348,10 @@ def _history(conversation, message, limit: int = 6) -> list[tuple[str, str]]:
     return [("user" if m.direction == Message.Direction.INBOUND else "assistant", m.text) for m in reversed(earlier)]
 
 
-def _write_once_with_retry(writer, request, problems, previous):
+def _write_once_with_retry(writer, request, problems, previous, *, heartbeat):
     errors = []
     for _ in range(2):  # a model error, timeout or unparseable output is retried once
+        heartbeat()  # a model call may take its whole timeout: keep the turn's lease ahead of it
         try:
             return writer.write(request, problems=problems, previous=previous), errors
         except WriterError as exc:
@@ -330,24 +360,25 @@ def _write_once_with_retry(writer, request, problems, previous):
 
 
 def _write_and_verify(recorder, writer, request, *, template: bool):
-    fields = recorder.fields
+    draft_row = recorder.draft
     problems = previous = None
     grounded_draft = None
     usage: dict = {}
     max_attempts = 1 + (settings.BOT_MAX_REWRITES if writer.can_rewrite else 0)
     for number in range(1, max_attempts + 1):
         with recorder.stage(f"write_{number}"):
-            draft, errors = _write_once_with_retry(writer, request, problems, previous)
+            draft, errors = _write_once_with_retry(writer, request, problems, previous,
+                                                   heartbeat=recorder.on_stage or (lambda: None))
         for error in errors:
-            fields["attempts"].append({"attempt": number, **error})
+            draft_row.attempts.append({"attempt": number, **error})
         if draft is None:
             return Escalated(Reason.MODEL_ERROR, [errors[-1]["error"]])
         for key, value in (draft.usage or {}).items():
             if isinstance(value, int):
                 usage[key] = usage.get(key, 0) + value
-        fields["token_usage"] = usage
+        draft_row.token_usage = usage
         if draft.needs_human:
-            fields["attempts"].append({"attempt": number, "raw": draft.raw, "reply": draft.reply,
+            draft_row.attempts.append({"attempt": number, "raw": draft.raw, "reply": draft.reply,
                                        "needs_human": True})
             if template:
                 return Escalated(Reason.NO_CONTEXT, ["No sentence of the retrieved chunks matches the question."])
@@ -355,7 +386,7 @@ def _write_and_verify(recorder, writer, request, *, template: bool):
         with recorder.stage(f"verify_{number}"):
             verdict = grounding.verify(draft.reply, request.evidence, customer_view=True,
                                        banned_phrases=settings.GROUNDING_BANNED_PHRASES)
-        fields["attempts"].append({
+        draft_row.attempts.append({
             "attempt": number, "raw": draft.raw, "reply": draft.reply, "evidence_ids": draft.evidence_ids,
             "verdict": verdict.as_json(),
         })
@@ -371,50 +402,50 @@ def _write_and_verify(recorder, writer, request, *, template: bool):
     with recorder.stage("humanize"):
         check = humanizer.check(customer_text, language=request.language,
                                 banned_phrases=settings.GROUNDING_BANNED_PHRASES)
-    fields["humanizer"] = {"ok": check.ok, "reason": check.reason, "phrase": check.phrase}
+    draft_row.humanizer = {"ok": check.ok, "reason": check.reason, "phrase": check.phrase}
     if not check.ok:
         return Escalated(Reason.FORBIDDEN_PHRASE, [f"{check.reason}: “{check.phrase}”"], suggestion=customer_text)
-    return Answered(customer_text, citations=sorted(set(re.findall(r"\[(E\d+)\]", grounded_draft.reply))))
+    return Answered(customer_text, citations=grounding.citation_ids(grounded_draft.reply))
 
 
-def _finish(recorder, message, conversation, contact, outcome) -> Trace:
-    fields = recorder.fields
-    sent = None
-    if isinstance(outcome, Answered):
-        with recorder.stage("send"):
-            sent = bot_reply_record(conversation_id=conversation.pk, text=outcome.text)
-        if sent is None:
-            outcome = Silenced("send")
-        else:
-            fields.update(final_text=outcome.text, citations=outcome.citations)
+def _finish(recorder, lease, message, conversation, contact, outcome) -> Trace | None:
+    """Record the reply, the trace and the escalation in one transaction: all of them or none.
+
+    The reply's delivery is queued on commit, so a turn whose trace cannot be written sends nothing, and
+    its retry (the sweep, once the lease is given up) sends the one reply. Returns None when another run
+    took the message over meanwhile (this one's lease expired).
+    """
     with transaction.atomic():
-        trace = Trace.objects.create(
-            conversation=conversation,
-            message=message,
-            reply=sent,
-            provider_message_id=message.provider_message_id or "",
-            channel=conversation.channel,
-            customer_id=contact.customer_id or fields.get("customer_id", ""),
-            outcome=(Trace.Outcome.ANSWERED if isinstance(outcome, Answered)
-                     else Trace.Outcome.SILENCED if isinstance(outcome, Silenced) else Trace.Outcome.ESCALATED),
-            escalation_reason=outcome.reason.value if isinstance(outcome, Escalated) else "",
-            silenced_at=outcome.where if isinstance(outcome, Silenced) else "",
-            latency_ms=recorder.latency,
-            total_ms=recorder.total_ms(),
-            **{k: v for k, v in fields.items() if k in _TRACE_FIELDS},
-        )
+        if not lease.held():
+            return None
+        sent = None
+        if isinstance(outcome, Answered):
+            with recorder.stage("send"):
+                sent = bot_reply_record(conversation_id=conversation.pk, text=outcome.text)
+            if sent is None:
+                outcome = Silenced("send")
+            else:
+                recorder.draft.final_text, recorder.draft.citations = outcome.text, outcome.citations
+        escalation = None
         if isinstance(outcome, Escalated):
             note = agent_summary(outcome.reason, query=message.text or f"[{message.kind}]", details=outcome.details)
-            trace.escalation = conversation_escalate(
+            escalation = conversation_escalate(
                 conversation_id=conversation.pk, reason=outcome.reason.value, summary=note.summary,
                 detail=note.detail, suggested_reply=outcome.suggestion,
                 notice=customer_notice(contact.language),
             )
-            trace.save(update_fields=["escalation"])
-    return trace
-
-
-_TRACE_FIELDS = {
-    "language", "route", "routing_rule", "query", "retrieval", "tool_calls", "evidence", "prompt_version", "model",
-    "attempts", "humanizer", "final_text", "citations", "index_version", "token_usage",
-}
+        draft = recorder.finish()
+        draft.customer_id = contact.customer_id or draft.customer_id
+        return Trace.objects.create(
+            conversation=conversation,
+            message=message,
+            reply=sent,
+            escalation=escalation,
+            provider_message_id=message.provider_message_id or "",
+            channel=conversation.channel,
+            outcome=(Trace.Outcome.ANSWERED if isinstance(outcome, Answered)
+                     else Trace.Outcome.SILENCED if isinstance(outcome, Silenced) else Trace.Outcome.ESCALATED),
+            escalation_reason=outcome.reason.value if isinstance(outcome, Escalated) else "",
+            silenced_at=outcome.where if isinstance(outcome, Silenced) else "",
+            **draft.row(),
+        )

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import json
 import re
-import unicodedata
 from dataclasses import dataclass, field
 from typing import Protocol
 
 from bot.llm import ModelCallError, openai_client, structured_completion
 from bot.prompt import PROMPT_VERSION, RESPONSE_SCHEMA, build_messages
+from core.text import fold
 
 
 @dataclass
@@ -103,8 +103,7 @@ _ASKS_AMOUNT = re.compile(r"\b(cuanto|cuesta|cobran|precio|monto|how much|cost|p
 
 
 def _stems(text: str) -> set[str]:
-    folded = "".join(c for c in unicodedata.normalize("NFKD", text.lower()) if not unicodedata.combining(c))
-    return {w[:5] for w in _WORD.findall(folded) if w not in _STOP and len(w) > 2}
+    return {w[:5] for w in _WORD.findall(fold(text, case="lower")) if w not in _STOP and len(w) > 2}
 
 
 # What answers "why did my bill change" first: the delta and its causes, then totals and dates.
@@ -154,11 +153,6 @@ def _sentence(text: str) -> str:
 # Money, not any digit: "8:00 a 18:00" is no answer to "¿cuánto cobran?".
 _AMOUNT = re.compile(r"(?:Bs\.?|USD|US\$|\$)\s?\d|\d[\d.,]*\s?(?:USD|Bs\b|bol[ií]vares|d[oó]lares|%)|\b\d+[.,]\d{2}\b",
                      re.IGNORECASE)
-
-
-def decisive_sentence(query: str, chunk_text: str) -> str:
-    """Return the chunk-body sentence that answers the query best ('' when nothing relates to it)."""
-    return decisive_sentence_scored(query, chunk_text)[0]
 
 
 def decisive_sentence_scored(query: str, chunk_text: str) -> tuple[str, float]:

@@ -1,9 +1,11 @@
 """TraceDesk settings. Every value comes from an environment variable listed in the README."""
 
 import os
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
+from csp.constants import NONE, SELF
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -29,12 +31,36 @@ def env_int(name: str, default: int) -> int:
     return int(raw) if raw not in (None, "") else default
 
 
-DEBUG = env_bool("DJANGO_DEBUG", True)
+def env_pair(name: str) -> tuple[str, str] | None:
+    """Read "A,B" as ("A", "B"); unset or empty is None."""
+    raw = env(name).strip()
+    if not raw:
+        return None
+    first, sep, second = (part.strip() for part in raw.partition(","))
+    if not (sep and first and second):
+        raise RuntimeError(f"{name} must be two comma-separated values, e.g. HTTP_X_FORWARDED_PROTO,https")
+    return first, second
+
+
+# An unset environment is production's: debug off, a secret key required, cookies only over HTTPS, HTTP
+# redirected to HTTPS, HSTS. The demo, the tests and the benchmarks set the development values (plain
+# http on loopback) explicitly: the Makefile's dev targets and config/dev_env.py.
+DEBUG = env_bool("DJANGO_DEBUG", False)
 SECRET_KEY = env("DJANGO_SECRET_KEY", "dev-only-insecure-key-change-me" if DEBUG else "")
 if not SECRET_KEY:
     raise RuntimeError("DJANGO_SECRET_KEY must be set when DJANGO_DEBUG is off.")
 ALLOWED_HOSTS = [h for h in env("DJANGO_ALLOWED_HOSTS", "127.0.0.1,localhost,testserver").split(",") if h]
 CSRF_TRUSTED_ORIGINS = [o for o in env("DJANGO_CSRF_TRUSTED_ORIGINS", "").split(",") if o]
+
+SESSION_COOKIE_SECURE = env_bool("DJANGO_SESSION_COOKIE_SECURE", True)
+CSRF_COOKIE_SECURE = env_bool("DJANGO_CSRF_COOKIE_SECURE", True)
+SECURE_SSL_REDIRECT = env_bool("DJANGO_SECURE_SSL_REDIRECT", True)
+SECURE_HSTS_SECONDS = env_int("DJANGO_SECURE_HSTS_SECONDS", 31_536_000)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("DJANGO_SECURE_HSTS_INCLUDE_SUBDOMAINS", True)
+SECURE_HSTS_PRELOAD = env_bool("DJANGO_SECURE_HSTS_PRELOAD", True)
+# Behind a TLS-terminating proxy: HTTP_X_FORWARDED_PROTO,https. Only when the proxy always sets (or strips)
+# that header; otherwise a client could claim HTTPS.
+SECURE_PROXY_SSL_HEADER = env_pair("DJANGO_SECURE_PROXY_SSL_HEADER")
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -47,6 +73,8 @@ INSTALLED_APPS = [
     "django_htmx",
     "core",
     "template_partials",
+    "csp",
+    "axes",
     "desk",
     "kb",
     "billing",
@@ -58,6 +86,8 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",  # static files, before anything that would touch them
+    "csp.middleware.CSPMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -65,7 +95,24 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    "axes.middleware.AxesMiddleware",  # last: it turns a locked-out login into the lockout answer
 ]
+
+# Scripts and styles only from our own files: no inline <script>, style="", on*= or hx-on (static/js/app.js
+# holds that behaviour, static/css/app.css the styles), no eval (htmx's allowEval is off in base.html).
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [SELF],
+        "script-src": [SELF],
+        "style-src": [SELF],
+        "img-src": [SELF],
+        "connect-src": [SELF],
+        "object-src": [NONE],
+        "base-uri": [SELF],
+        "form-action": [SELF],
+        "frame-ancestors": [NONE],
+    },
+}
 
 ROOT_URLCONF = "config.urls"
 WSGI_APPLICATION = "config.wsgi.application"
@@ -106,6 +153,22 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
 ]
+# Login throttling (django-axes): after LOGIN_FAILURE_LIMIT failed logins of one username from one IP
+# address, that pair is refused for LOGIN_COOLOFF_MINUTES; other users and addresses are not. A supervisor
+# unlocks sooner in the admin (Access attempts → delete) or with `manage.py axes_reset_username NAME`.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 5)
+AXES_COOLOFF_TIME = timedelta(minutes=env_int("LOGIN_COOLOFF_MINUTES", 15))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True  # "N failures" means N in a row, not N since the account was made
+AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False  # the lock ends LOGIN_COOLOFF_MINUTES after it began
+AXES_LOCKOUT_CALLABLE = "config.login_throttle.login_locked_out"
+# Behind reverse proxies the socket's peer is the proxy: count them so the client's own address is throttled.
+LOGIN_PROXY_COUNT = env_int("LOGIN_PROXY_COUNT", 0)
+AXES_CLIENT_IP_CALLABLE = "config.login_throttle.client_address"
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
@@ -117,7 +180,18 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
-STATIC_ROOT = BASE_DIR / "var" / "staticfiles"
+STATIC_ROOT = Path(env("DJANGO_STATIC_ROOT", str(BASE_DIR / "var" / "static")))
+# Production: `collectstatic` writes hashed, compressed copies to STATIC_ROOT and WhiteNoise serves them with
+# far-future caching. In debug (the demo, the tests) the plain storage reads static/ as it is, so nothing
+# needs collectstatic first and an edited file shows at once.
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {
+        "BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage" if DEBUG
+        else "whitenoise.storage.CompressedManifestStaticFilesStorage",
+    },
+}
+WHITENOISE_USE_FINDERS = WHITENOISE_AUTOREFRESH = DEBUG
 
 LOGGING = {
     "version": 1,
@@ -129,6 +203,7 @@ LOGGING = {
         # One line per billing HTTP call and per eager task drowns the server log; keep warnings.
         "httpx": {"level": "WARNING"},
         "celery.app.trace": {"level": "WARNING"},
+        "axes.apps": {"level": "WARNING"},  # its start banner on every manage.py command; failures still log
     },
 }
 
@@ -138,14 +213,21 @@ CELERY_TASK_ALWAYS_EAGER = not CELERY_BROKER_URL
 CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_RESULT_BACKEND = env("CELERY_RESULT_BACKEND") or None
 CELERY_TASK_ACKS_LATE = True
+# A worker killed mid-task gives the task back to the broker at once (not after the visibility timeout).
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
-# Inbound messages no turn answered (queued while the broker was down, or a crashed turn) are queued again
-# by `celery -A config beat` every minute, once they are BOT_REQUEUE_AFTER_S old, for BOT_REQUEUE_MAX_AGE_H.
-BOT_REQUEUE_AFTER_S = env_int("BOT_REQUEUE_AFTER_S", 60)
+
+# The bot's turn holds its message under a lease, renewed as each stage starts and before each model call;
+# it must outlast one model call. A turn that dies stops renewing, and a beat sweep every BOT_REQUEUE_EVERY_S
+# queues again every message whose lease expired without a trace, and every message never claimed once it is
+# BOT_REQUEUE_AFTER_S old (queued while the broker was down), for BOT_REQUEUE_MAX_AGE_H.
+BOT_TURN_LEASE_S = env_float("BOT_TURN_LEASE_S", 30.0)
+BOT_REQUEUE_EVERY_S = env_float("BOT_REQUEUE_EVERY_S", 15.0)
+BOT_REQUEUE_AFTER_S = env_int("BOT_REQUEUE_AFTER_S", 20)
 BOT_REQUEUE_MAX_AGE_H = env_int("BOT_REQUEUE_MAX_AGE_H", 24)
-CELERY_BEAT_SCHEDULE = {"requeue-unanswered": {"task": "bot.requeue_unanswered", "schedule": 60.0}}
+CELERY_BEAT_SCHEDULE = {"requeue-unanswered": {"task": "bot.requeue_unanswered", "schedule": BOT_REQUEUE_EVERY_S}}
 
 REDIS_URL = env("REDIS_URL")
 
@@ -179,10 +261,18 @@ BILLING_API_TIMEOUT_S = env_float("BILLING_API_TIMEOUT_S", 3.0)
 BILLING_BREAKER_FAILURES = env_int("BILLING_BREAKER_FAILURES", 5)
 BILLING_BREAKER_COOLDOWN_S = env_float("BILLING_BREAKER_COOLDOWN_S", 30.0)
 BILLING_SIM_FAULT = env("BILLING_SIM_FAULT")  # e.g. "503", "timeout", "reset", "malformed", "latency:200"
-BILLING_SIM_AS_OF = env("BILLING_SIM_AS_OF")  # YYYY-MM-DD pins the simulator's data; empty = today
+BILLING_SIM_AS_OF = env("BILLING_SIM_AS_OF")
+# POST /sim/billing/_sim/fault breaks billing for the whole process: a demo and test tool, off in production.
+BILLING_SIM_FAULTS_ENABLED = env_bool("BILLING_SIM_FAULTS_ENABLED", DEBUG)  # YYYY-MM-DD pins the simulator's data; empty = today
 
 # The bot turn
 BOT_MAX_REWRITES = env_int("BOT_MAX_REWRITES", 2)
+BOT_RETRIEVAL_K = env_int("BOT_RETRIEVAL_K", 5)  # chunks a turn retrieves (the eval and "open in KB" read it too)
+# The broker hands an unacknowledged turn to another worker after this long: longer than the longest turn
+# (every writer attempt, each tried twice at the model's timeout, plus billing calls), so a slow turn is never
+# run twice. A killed worker's turn comes back sooner, through the lease above.
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "visibility_timeout": int((1 + BOT_MAX_REWRITES) * 2 * OPENAI_TIMEOUT_S + 10 * BILLING_API_TIMEOUT_S + 60)}
 # Extra phrases the customer must never read (one per line, # comments), on top of bot/grounding.py's list.
 GROUNDING_BANNED_PHRASES_FILE = env("GROUNDING_BANNED_PHRASES_FILE")
 GROUNDING_BANNED_PHRASES = [

@@ -17,6 +17,9 @@ SUPERVISOR_ADMIN_PERMISSIONS = [
         "view_contact", "change_contact", "view_conversation", "change_conversation", "view_message",
         "view_escalation", "view_event", "view_cannedreply", "add_cannedreply", "change_cannedreply",
         "delete_cannedreply")
+] + [
+    # django-axes' access attempts: a supervisor unlocks a throttled login by deleting its attempt in the admin.
+    "axes.view_accessattempt", "axes.delete_accessattempt",
 ]
 
 # (label, url name, permission) — a link shows when the user holds the permission

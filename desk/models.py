@@ -106,7 +106,10 @@ class Message(models.Model):
     error = models.TextField(blank=True)
     payload = models.JSONField(default=dict, blank=True)
     # Set atomically by the first bot turn that claims this inbound message (redeliveries do nothing).
-    turn_claimed_at = models.DateTimeField(null=True, blank=True)
+    turn_claimed_at = models.DateTimeField(null=True, blank=True, help_text="When a bot turn claimed it.")
+    turn_lease_until = models.DateTimeField(
+        null=True, blank=True, help_text="The claiming turn's lease; renewed while it runs. Expired and no trace: "
+                                         "the turn died, and the sweep queues the message again.")
     # An agent's verdict that this bot answer is wrong (analysts pull these into review sessions).
     verified_wrong_reason = models.CharField(max_length=300, blank=True)
     verified_wrong_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,

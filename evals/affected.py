@@ -1,4 +1,4 @@
-"""Re-run the golden cases a document touches, retrieval only, before and after its latest save (issue 9).
+"""Re-run the golden cases a document touches, retrieval only, before and after its latest save.
 
 A KB editor who fixes one document must see at once what the fix did to every golden case that names it:
 the cases whose hits or hard negatives include the document's slug, each searched once at the index
@@ -12,12 +12,12 @@ from dataclasses import dataclass
 
 from django.db.models import Q
 
-from kb.embeddings import Embedder, QueryCachingEmbedder, get_embedder
-from kb.models import Document, EmbeddingSpace
-from kb.search import search
 from evals.metrics import GoldenCase as CaseSpec
 from evals.metrics import case_outcome
 from evals.models import GoldenCase
+from kb.embeddings import Embedder, QueryCachingEmbedder, get_embedder
+from kb.models import Document, EmbeddingSpace
+from kb.search import search
 
 # Ranks are read off the fused list to this depth (chunks), so a hit that sits just below the bot's top k
 # still shows where it is ("7 → 1") instead of "not found".

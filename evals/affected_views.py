@@ -1,4 +1,4 @@
-"""The "re-run affected cases" page: a document's golden cases, before → after ranks (issue 9)."""
+"""The "re-run affected cases" page: a document's golden cases, before → after ranks."""
 
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import get_object_or_404, render

@@ -8,9 +8,9 @@ fails in the head run.
 from __future__ import annotations
 
 import re
-import unicodedata
 from dataclasses import dataclass, field
-from decimal import Decimal, InvalidOperation
+
+from core.text import fold, number_key
 
 # Reasons that come from retrieval alone; a retrieval-only run can only ever fail for these.
 RETRIEVAL_FAILURES = ("no hit in top", "hard negative above hit", "must-pass: first hit at rank")
@@ -31,32 +31,12 @@ _NUMBER_WORDS = {
 _TOKEN = re.compile(r"\d+(?:[.,]\d+)*|[^\W\d_]+", re.UNICODE)
 
 
-def _fold(text: str) -> str:
-    decomposed = unicodedata.normalize("NFKD", text.lower())
-    return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
-
-
-def _number(token: str) -> str:
-    """Return a number token as canonical digits: "1.500,00", "1,500.00" and "1500" all give "1500"."""
-    parts = re.split(r"[.,]", token)
-    if len(parts) > 1 and len(parts[-1]) in (1, 2):
-        whole, fraction = "".join(parts[:-1]), parts[-1]  # the last separator is the decimal one
-    else:
-        whole, fraction = "".join(parts), ""
-    try:
-        value = Decimal(f"{whole}.{fraction}" if fraction else whole)
-    except InvalidOperation:
-        return token
-    text = format(value.normalize(), "f")
-    return text.rstrip("0").rstrip(".") if "." in text else text
-
-
 def fact_tokens(text: str) -> list[str]:
     """Return the comparable tokens of a text: lower case, no accents, punctuation dropped, numbers as digits."""
     tokens = []
-    for token in _TOKEN.findall(_fold(text)):
+    for token in _TOKEN.findall(fold(text, case="lower")):
         if token[0].isdigit():
-            tokens.append(_number(token))
+            tokens.append(number_key(token))
         else:
             tokens.append(str(_NUMBER_WORDS[token]) if token in _NUMBER_WORDS else token)
     return tokens

@@ -18,17 +18,16 @@ from django.urls import reverse
 from django.utils import timezone
 from pgvector.django import CosineDistance
 
+from evals.models import GoldenCase
 from kb.embeddings import Embedder, QueryCachingEmbedder, get_embedder
 from kb.fusion import reciprocal_rank_fusion
 from kb.inspect import chunk_status, section_edit_url
 from kb.models import Chunk
 from kb.search import TEXT_CANDIDATE_CAP, _selective_terms, _text_terms, search, text_match_sql
-from evals.models import GoldenCase
 from traces.models import ReviewNote, Trace
 
 RECENT_DAYS = 30
 LATEST_TRACES = 20
-BOT_K = 5  # bot/turn.py retrieves five
 
 
 def recent_since(now: dt.datetime | None = None, days: int = RECENT_DAYS) -> dt.datetime:
@@ -200,10 +199,11 @@ def _text_ranks(query: str, chunk_ids: list[int], language: str | None) -> dict[
         return {int(i): round(float(r), 4) for i, r in cursor.fetchall()}
 
 
-def score_chunks(query: str, chunk_ids: list[int], *, language: str | None = None, k: int = BOT_K,
+def score_chunks(query: str, chunk_ids: list[int], *, language: str | None = None, k: int | None = None,
                  embedder: Embedder | None = None) -> dict[int, ChunkScore]:
     """Return each given chunk's scores for the query now: vector similarity, text rank and its rank
     in the full search (the whole fused list, and kept/pruned when within the top k)."""
+    k = k or settings.BOT_RETRIEVAL_K
     embedder = QueryCachingEmbedder(embedder or get_embedder())
     ids = list(dict.fromkeys(chunk_ids))
     if not ids or not (query or "").strip():

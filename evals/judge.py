@@ -12,15 +12,14 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
-from decimal import Decimal
 from pathlib import Path
 from typing import Literal, Protocol
 
 from bot.escalation import ASK_FOR_IDENTITY, CUSTOMER_NOTICE
 from bot.llm import ModelCallError, openai_client, structured_completion
+from core.text import fold, number_key
 
 PROMPTS_DIR = Path(__file__).resolve().parent / "judge_prompts"
 MANIFEST_NAME = "MANIFEST.json"
@@ -200,7 +199,6 @@ hola gracias saludos favor buenos buenas dias tardes noches estimado estimada he
 """.split())
 _CITATION_RE = re.compile(r"\[\s*E\d+(?:\s*[,;]\s*E\d+)*\s*\]")
 _NUMBER_RE = re.compile(r"\d+(?:[.,]\d+)*")
-_DECIMAL_RE = re.compile(r"\d{1,3}(?:([.,])\d{3})*(?!\1)[.,]\d{1,2}|\d+[.,]\d{1,2}")
 _WORD_RE = re.compile(r"[^\W\d_]+")
 # A sentence ends at . ! ? followed by a capital or an opening mark — not inside "Bs. 350,00"; or at a newline.
 _SENTENCE_RE = re.compile(r"(?<=[.!?])\s+(?=[¿¡\"“(A-ZÁÉÍÓÚÑ])|\n+")
@@ -211,26 +209,12 @@ _HANDOVER_RE = re.compile(r"\b(paso|pasamos|pasar|comunic\w*|transfier\w*|transf
                           r"follow up|will help|ayudar\w*)\b")
 
 
-def _fold(text: str) -> str:
-    return "".join(c for c in unicodedata.normalize("NFKD", text.casefold()) if not unicodedata.combining(c))
-
-
-def _number_key(token: str) -> str:
-    """Return a number's value as text: "350,00", "350.00" and "350" are one number; "1.234,56" is 1234.56."""
-    if _DECIMAL_RE.fullmatch(token):
-        cut = max(token.rfind("."), token.rfind(","))
-        whole = re.sub(r"\D", "", token[:cut]) or "0"
-        return format(Decimal(f"{whole}.{token[cut + 1:]}").normalize(), "f")
-    digits = re.sub(r"\D", "", token)
-    return digits.lstrip("0") or "0"
-
-
 def _numbers(text: str) -> set[str]:
-    return {_number_key(token) for token in _NUMBER_RE.findall(text)}
+    return {number_key(token) for token in _NUMBER_RE.findall(text)}
 
 
 def _content_stems(text: str) -> set[str]:
-    return {w[:_STEM] for w in _WORD_RE.findall(_fold(text)) if len(w) > 2 and w not in _STOP_WORDS}
+    return {w[:_STEM] for w in _WORD_RE.findall(fold(text)) if len(w) > 2 and w not in _STOP_WORDS}
 
 
 def _claim_sentences(answer: str) -> list[str]:
@@ -242,7 +226,7 @@ def _claim_sentences(answer: str) -> list[str]:
     pieces = (piece for segment in _CITATION_RE.split(text) for piece in _SENTENCE_RE.split(segment))
     sentences = []
     for sentence in (piece.strip(" \t\n,;:") for piece in pieces):
-        folded = _fold(sentence)
+        folded = fold(sentence)
         if not sentence or (not _NUMBER_RE.search(sentence) and len(_content_stems(sentence)) < 2):
             continue  # a greeting or a word of thanks
         if not _NUMBER_RE.search(sentence) and _PEOPLE_RE.search(folded) and _HANDOVER_RE.search(folded):

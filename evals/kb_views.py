@@ -1,5 +1,6 @@
 """Evals panels on KB pages (their addresses stay under /kb/): usage in traces, golden cases, open in KB."""
 
+from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import get_object_or_404, render
 
@@ -33,7 +34,7 @@ def _open_in_kb(request, *, trace, note):
     view = diagnose.open_in_kb(trace=trace)
     return render(request, "kb/open_in_kb.html", {
         "view": view, "trace": trace, "note": note, "may_review": may_review_traces(request.user),
-        "space": EmbeddingSpace.objects.first(), "bot_k": diagnose.BOT_K,
+        "space": EmbeddingSpace.objects.first(), "bot_k": settings.BOT_RETRIEVAL_K,
     })
 
 

@@ -13,7 +13,7 @@ from django.db import transaction
 
 from bot.grounding import Evidence
 from evals.calibration import CalibrationError, LabelPair, corrected_pass_rate, judge_accuracy
-from evals.judge import Judgement, JudgeError
+from evals.judge import JudgeError, Judgement
 from evals.models import EvalRun, EvalRunItem, HumanLabel, JudgeVerdict
 from traces.models import Trace
 

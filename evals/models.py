@@ -8,6 +8,7 @@ from django.db import models
 
 from traces.models import FailureClass, Trace
 
+
 class GoldenSet(models.Model):
     """A named, versioned set of golden cases; every change through the services bumps `current_version`."""
 

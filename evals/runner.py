@@ -15,8 +15,8 @@ from django.utils import timezone
 from evals import answer_checks
 from evals.answer_checks import CaseResult, RunComparison
 from evals.golden import metrics_case
-from evals.metrics import case_outcome, mean_reciprocal_rank, recall_at_k
 from evals.labels import evidence_items, judge_verdict_record, run_corrected_rate
+from evals.metrics import case_outcome, mean_reciprocal_rank, recall_at_k
 from evals.models import EvalRun, EvalRunItem, GoldenSet
 from evals.services import golden_version
 
@@ -152,21 +152,21 @@ def _answer(item: EvalRunItem, row: dict, *, writer, billing, clock) -> str:
     result = answer_query(query=row["query"], language=row.get("language") or "es",
                           customer_id=row.get("customer_id") or "", history=_history(row.get("context")),
                           writer=writer, billing=billing, clock=clock)
-    outcome, fields = result.outcome, result.fields
-    verdicts = [attempt["verdict"] for attempt in fields.get("attempts", []) if "verdict" in attempt]
+    outcome, draft = result.outcome, result.draft
+    verdicts = [attempt["verdict"] for attempt in draft.attempts if "verdict" in attempt]
     if isinstance(outcome, Escalated):
         item.outcome, item.escalation_reason = "escalated", outcome.reason.value
     elif isinstance(outcome, Answered) and outcome.asks_identity:
         item.outcome, item.answer = "asked", outcome.text
     else:
         item.outcome, item.answer = "answered", outcome.text
-    item.evidence = fields.get("evidence", [])
+    item.evidence = draft.evidence
     item.verdicts = verdicts
     item.grounded = verdicts[-1]["grounded"] if verdicts else None
     item.missing_facts = answer_checks.missing_facts(list(row.get("facts") or []), item.answer)
-    item.latency_ms = round(result.total_ms, 3)
+    item.latency_ms = round(draft.total_ms, 3)
     # The judge reads the draft with its [E#] markers: what it cited is part of what it claims.
-    return next((a["reply"] for a in reversed(fields.get("attempts", [])) if a.get("verdict", {}).get("grounded")),
+    return next((a["reply"] for a in reversed(draft.attempts) if a.get("verdict", {}).get("grounded")),
                 item.answer)
 
 

@@ -17,9 +17,10 @@ from django.db.models import Case, IntegerField, Value, When
 from django.utils.text import slugify
 
 from bot.llm import ModelCallError, openai_client, structured_completion
+from core.text import fold
 from evals.models import GoldenCase, GoldenSet
-from traces.models import FailureClass, ReviewNote, Trace
 from evals.services import GoldenSetError, golden_set_bump, kept_docs
+from traces.models import FailureClass, ReviewNote, Trace
 
 VARIANTS_SCHEMA = {
     "type": "object",
@@ -144,7 +145,7 @@ def rewrites(query: str, *, language: str = "es") -> list[str]:
     """Return deterministic rewrites of a query, in order of preference, each keeping every number as written."""
     query = " ".join(query.split())
     polite, informal = _PREFIXES.get(language, _PREFIXES["es"])
-    no_accents = "".join(c for c in unicodedata.normalize("NFKD", query) if not unicodedata.combining(c))
+    no_accents = fold(query, case=None)
     plain = " ".join(_PUNCTUATION_RE.sub(" ", query.lower()).split())
     # "¿Cuánto…" stays, "Cuánto…" becomes "cuánto…" after the prefix; "USD…" keeps its capitals.
     body = query[:1].lower() + query[1:] if query[:1].isupper() and not query[1:2].isupper() else query

@@ -17,17 +17,23 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from evals.runner import run_compare as compare_runs
-from evals.judge import get_judge
-from evals.labels import (calibration_report, human_label_save, item_key_for, judge_labelled, run_corrected_rate,
-                           split_for)
-from evals.models import EvalRun, EvalRunItem, GoldenCase, GoldenSet, HumanLabel, JudgeVerdict
-from traces.access import require_trace_reviewer
-from traces.models import FailureClass, Trace
 from evals import services
+from evals.judge import get_judge
+from evals.labels import (
+    calibration_report,
+    human_label_save,
+    item_key_for,
+    judge_labelled,
+    run_corrected_rate,
+    split_for,
+)
+from evals.models import EvalRun, EvalRunItem, GoldenCase, GoldenSet, HumanLabel, JudgeVerdict
 from evals.run_plots import PlotValue, line_plot
+from evals.runner import run_compare as compare_runs
 from evals.tasks import eval_run_enqueue
 from evals.variants import variant_review, variants_generate
+from traces.access import require_trace_reviewer
+from traces.models import FailureClass, Trace
 
 PLOTTED_RUNS = 50
 LISTED_RUNS = 200

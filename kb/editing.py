@@ -21,7 +21,6 @@ from django.utils import timezone
 
 from core.tasks import task_queue
 from kb.chunking import (
-    HEADING_SEPARATOR,
     MalformedDocument,
     ParsedDocument,
     ParsedSection,
@@ -422,10 +421,6 @@ def reembed_job_retry(*, job: ReembedJob) -> ReembedJob:
         transaction.on_commit(lambda: _queue_reembed(job.pk), robust=True)
     job.refresh_from_db()
     return job
-
-
-def heading_label(heading_path: str) -> str:
-    return heading_path.split(HEADING_SEPARATOR)[-1]
 
 
 def read_upload(name: str, raw: bytes) -> tuple[ParsedDocument, str]:

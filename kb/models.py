@@ -9,7 +9,6 @@ from django.db.models import Case, F, Func, Value, When
 from pgvector.django import HnswIndex, VectorField
 
 LANGUAGES = [("es", "Español"), ("en", "English")]
-TEXT_SEARCH_CONFIG = {"es": "spanish", "en": "english"}
 EMBEDDING_DIM = 384
 
 

@@ -10,13 +10,12 @@ from dataclasses import asdict, dataclass, field
 
 from django.conf import settings
 from django.db import connection, transaction
-
 from pgvector.django import CosineDistance
 
 from kb.embeddings import Embedder, get_embedder
 from kb.fusion import reciprocal_rank_fusion
 from kb.identifiers import find_identifiers
-from kb.models import ACCENTED, UNACCENTED, Chunk, TermStat
+from kb.models import ACCENTED, UNACCENTED, Chunk, EmbeddingSpace, TermStat
 from kb.pruning import Candidate, prune
 
 CONFIG_BY_LANGUAGE = {"es": "spanish", "en": "english"}
@@ -66,6 +65,7 @@ class SearchResult:
     identifier_branch: list[dict] = field(default_factory=list)
     identifiers: list[str] = field(default_factory=list)
     text_terms: list[str] = field(default_factory=list)
+    index_version: int | None = None  # the index version searched (traces record it)
 
     @property
     def fused(self) -> list[Hit]:
@@ -89,7 +89,7 @@ def search(
     """
     query = (query or "").strip()
     if not query:
-        return SearchResult(query=query, results=[])
+        return SearchResult(query=query, results=[], index_version=at_version or current_index_version())
     embedder = embedder or get_embedder()
     vector_n = max(settings.KB_VECTOR_CANDIDATES, k)
     text_n = max(settings.KB_TEXT_CANDIDATES, k)
@@ -111,7 +111,8 @@ def search(
         k=settings.KB_RRF_K,
     )[:k]
     if not fused:
-        return SearchResult(query=query, results=[], identifiers=identifiers, text_terms=terms)
+        return SearchResult(query=query, results=[], identifiers=identifiers, text_terms=terms,
+                            index_version=at_version or current_index_version())
 
     ids = [f.chunk_id for f in fused]
     rows = {
@@ -155,7 +156,8 @@ def search(
         )
         (kept if hit.kept else pruned).append(hit)
 
-    result = SearchResult(query=query, results=kept, pruned=pruned, identifiers=identifiers, text_terms=terms)
+    result = SearchResult(query=query, results=kept, pruned=pruned, identifiers=identifiers, text_terms=terms,
+                          index_version=at_version or current_index_version())
     if explain:
         result.vector_branch = [{"chunk_id": c, "score": round(s, 4)} for c, s in vector_rows]
         result.text_branch = [{"chunk_id": c, "rank": round(r, 4)} for c, r in text_rows]
@@ -317,3 +319,8 @@ def _identifier_branch(identifiers: list[str], *, language: str | None, at_versi
 
 def _vector_literal(vector: list[float]) -> str:
     return "[" + ",".join(f"{x:.7g}" for x in vector) + "]"
+
+
+def current_index_version() -> int | None:
+    """Return the index version search sees now (None before anything was imported)."""
+    return EmbeddingSpace.objects.values_list("index_version", flat=True).first()

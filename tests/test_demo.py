@@ -1,5 +1,5 @@
 """What `make demo` seeds: demo users with printed passwords, WhatsApp conversations through the webhook,
-and a review session whose worst retrieval failure is coded, with its golden case (issue 9)."""
+and a review session whose worst retrieval failure is coded, with its golden case."""
 
 import io
 
@@ -18,7 +18,9 @@ def test_demo_users_print_their_passwords_and_log_in(client):
     call_command("demo_users", stdout=out)
     lines = {line.split()[0]: line.split()[1] for line in out.getvalue().splitlines()[1:]}
     assert set(lines) == {"agent", "supervisor", "analyst", "editor"}
-    assert client.login(username="agent", password=lines["agent"])
+    response = client.post("/login/", {"username": "agent", "password": lines["agent"]})
+    assert response.status_code == 302
+    assert client.get("/").status_code == 200  # home is for signed-in staff only
 
 
 def test_demo_conversations_fill_the_queue_and_replaying_adds_nothing(settings, sample_kb,

@@ -1,52 +1,24 @@
 """A signed WhatsApp delivery, redelivered, goes through Redis to a real Celery worker: one turn, one reply."""
 
 import json
-import os
-import subprocess
-import sys
-import uuid
-from pathlib import Path
 
 import pytest
-from celery import Celery
-from django.db import connection
 
 from desk.models import Escalation, Message
 from desk.whatsapp import signature_header
-from tests.fake_graph import change_value, inbound_message, webhook_body
+from tests.support.fake_graph import change_value, inbound_message, webhook_body
+from tests.support.worker import celery_worker
 from tests.test_celery_broker import redis_reachable
 from traces.models import Trace
 
-ROOT = Path(__file__).resolve().parent.parent
 SECRET = "worker-test-secret"
 
 
 @pytest.fixture
 def redis_celery():
-    """Point this process's Celery app at Redis (not eager) for one test, and start one worker process."""
-    from config.celery import app
-
-    broker = "redis://127.0.0.1:6379/13"
-    queue = f"turns-{uuid.uuid4().hex[:8]}"
-    saved = {key: app.conf[key] for key in ("task_always_eager", "broker_url", "task_default_queue",
-                                            "result_backend")}
-    app.conf.update(task_always_eager=False, broker_url=broker, task_default_queue=queue, result_backend=broker)
-    env = {**os.environ, "CELERY_BROKER_URL": broker, "CELERY_RESULT_BACKEND": broker,
-           "EMBEDDED_PG_DATABASE": connection.settings_dict["NAME"], "DJANGO_SETTINGS_MODULE": "config.settings"}
-    env.pop("WHATSAPP_ACCESS_TOKEN", None)
-    worker = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "config", "worker", "--pool=solo", "-Q", queue,
-         "--without-heartbeat", "--without-gossip", "--without-mingle", "--loglevel=WARNING"],
-        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-    )
-    client = Celery(broker=broker, backend=broker, set_as_current=False)
-    try:
+    """One worker process on Redis, with this process's Celery app pointed at it."""
+    with celery_worker() as (client, queue, _worker):
         yield client, queue
-    finally:
-        worker.terminate()
-        output, _ = worker.communicate(timeout=30)
-        print(output)  # shown by pytest when the test fails
-        app.conf.update(saved)
 
 
 @pytest.mark.broker

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import random
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -37,14 +36,3 @@ def append_tagged(*, existing: Sequence[int], candidates: Iterable[int]) -> list
     return added
 
 
-def chi_square(observed: Sequence[int]) -> float:
-    """Return Pearson's chi-square statistic of the counts against a uniform expectation."""
-    total = sum(observed)
-    expected = total / len(observed)
-    return sum((count - expected) ** 2 / expected for count in observed)
-
-
-def chi_square_critical(degrees: int, z: float = 3.09) -> float:
-    """Return the upper critical value of chi-square (Wilson–Hilferty; z=3.09 is the 0.999 quantile)."""
-    k = float(degrees)
-    return k * (1 - 2 / (9 * k) + z * math.sqrt(2 / (9 * k))) ** 3

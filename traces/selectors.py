@@ -5,10 +5,11 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import asdict, dataclass
 
-from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.db.models import Exists, OuterRef, QuerySet
 from django.utils import timezone
 from django.utils.dateparse import parse_date, parse_datetime
 
+from core.keyset import keyset_page
 from desk.models import Conversation, Message
 from traces.models import FailureClass, ReviewNote, ReviewSession, SessionTrace, Trace
 from traces.taxonomy import CodedNote, summarize
@@ -144,30 +145,11 @@ def traces_filtered(*, filters: TraceFilters) -> QuerySet[Trace]:
     return traces.order_by("-created_at", "-pk")
 
 
-def encode_cursor(trace: Trace) -> str:
-    return f"{trace.created_at.isoformat()}_{trace.pk}"
-
-
-def decode_cursor(raw: str) -> tuple[dt.datetime, int] | None:
-    moment, _, pk = (raw or "").rpartition("_")
-    when = parse_datetime(moment) if moment else None
-    if when is None or not pk.isdigit():
-        return None
-    return when, int(pk)
-
-
 def trace_page(*, filters: TraceFilters, after: str = "", size: int = PAGE_SIZE) -> tuple[list[Trace], str | None]:
     """Return one page of filtered traces older than the cursor, and the cursor of the next page."""
-    traces = traces_filtered(filters=filters).select_related("conversation")
-    cursor = decode_cursor(after)
-    if cursor:
-        when, pk = cursor
-        traces = traces.filter(Q(created_at__lt=when) | Q(created_at=when, pk__lt=pk))
-    page = list(traces.defer("retrieval", "tool_calls", "evidence", "attempts", "humanizer", "citations",
-                             "token_usage")[:size + 1])
-    more = len(page) > size
-    page = page[:size]
-    return page, encode_cursor(page[-1]) if more else None
+    traces = traces_filtered(filters=filters).select_related("conversation").defer(
+        "retrieval", "tool_calls", "evidence", "attempts", "humanizer", "citations", "token_usage")
+    return keyset_page(traces, after=after, size=size)
 
 
 def filter_choices() -> dict[str, list]:

@@ -257,7 +257,7 @@ class BillingSimulator:
 
     def _dispatch(self, environ, path: str):
         for pattern, methods in ROUTES:
-            match = pattern.match(path)
+            match = pattern.fullmatch(path)  # "$" alone would also accept a trailing newline
             if not match:
                 continue
             method = environ.get("REQUEST_METHOD", "GET").upper()

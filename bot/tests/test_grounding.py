@@ -6,7 +6,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bot.grounding import DEFAULT_BANNED_PHRASES, Evidence, evidence_from_data, strip_citations, verify
+from bot.grounding import (
+    DEFAULT_BANNED_PHRASES,
+    Evidence,
+    citation_ids,
+    evidence_from_data,
+    strip_citations,
+    verify,
+)
 
 # Venezuelan billing turn: bolívares with dot thousands, dollars with comma decimals.
 ES = [
@@ -618,3 +625,12 @@ def test_an_identifier_passes_in_any_grouping_and_fails_with_a_digit_added(digit
 def test_stripped_answers_carry_no_citation_and_verify_never_crashes(answer):
     assert "[E1]" not in strip_citations(answer + " [E1]")
     verify(answer, ES, customer_view=True)
+
+
+@pytest.mark.parametrize("answer, ids", [
+    ("Debes 45,00 [E2] y 10,00 [E1, E10]. Vence pronto [E2][E3].", ["E1", "E2", "E3", "E10"]),
+    ("Sin citas.", []),
+    ("Grupo con punto y coma [E4; E5].", ["E4", "E5"]),
+])
+def test_citation_ids_reads_grouped_markers(answer, ids):
+    assert citation_ids(answer) == ids

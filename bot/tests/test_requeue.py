@@ -11,7 +11,7 @@ from django.utils import timezone
 from bot.requeue import unanswered_messages, unanswered_requeue
 from bot.tasks import handle_inbound
 from desk.models import Message
-from desk.tests.desk_factories import conversation_start
+from tests.support.factories import conversation_start
 from traces.models import Trace
 
 pytestmark = pytest.mark.django_db
@@ -22,13 +22,15 @@ def _kb(sample_kb, healthy_billing):
     return sample_kb
 
 
-def stored(conversation, text, *, age, kind="text", claimed_age=None):
-    """Store an inbound message as the webhook does, `age` ago, without running its turn."""
+def stored(conversation, text, *, age, kind="text", claimed_age=None, lease_left=None):
+    """Store an inbound message as the webhook does, `age` ago, without running its turn; optionally
+    claimed `claimed_age` ago by a turn whose lease ends `lease_left` from now (negative: expired)."""
     message = Message.objects.create(conversation=conversation, direction="in", author="customer", kind=kind,
                                      text=text, provider_message_id=f"wamid.{uuid.uuid4().hex}")
     now = timezone.now()
     Message.objects.filter(pk=message.pk).update(
-        created_at=now - age, turn_claimed_at=None if claimed_age is None else now - claimed_age)
+        created_at=now - age, turn_claimed_at=None if claimed_age is None else now - claimed_age,
+        turn_lease_until=None if lease_left is None else now + lease_left)
     return message
 
 
@@ -52,15 +54,16 @@ def test_the_sweep_leaves_recent_answered_silent_and_expired_messages_alone(conv
     recent = stored(conversation, "hola, una pregunta", age=dt.timedelta(seconds=10))
     reaction = stored(conversation, "👍", age=dt.timedelta(minutes=3), kind="reaction")
     expired = stored(conversation, "¿y mi factura?", age=dt.timedelta(hours=30))
-    in_flight = stored(conversation, "¿horarios?", age=dt.timedelta(minutes=3), claimed_age=dt.timedelta(minutes=1))
+    in_flight = stored(conversation, "¿horarios?", age=dt.timedelta(minutes=3), claimed_age=dt.timedelta(minutes=1),
+                       lease_left=dt.timedelta(seconds=20))  # a slow turn still renewing its lease
     crashed = stored(conversation, "¿horarios de soporte?", age=dt.timedelta(minutes=20),
-                     claimed_age=dt.timedelta(minutes=15))
+                     claimed_age=dt.timedelta(minutes=15), lease_left=-dt.timedelta(minutes=14))
     answered = stored(conversation, "¿horarios del domingo?", age=dt.timedelta(minutes=3))
     Trace.objects.create(conversation=conversation, message=answered, channel="webchat", outcome="answered")
 
     found = unanswered_messages(now=timezone.now(), min_age=dt.timedelta(minutes=1), max_age=dt.timedelta(hours=24))
 
-    assert found == [crashed.pk]  # a claim older than the stale limit without a trace is a crashed turn
+    assert found == [crashed.pk]  # a lease that expired without a trace is a turn that died
     assert not {recent.pk, reaction.pk, expired.pk, in_flight.pk, answered.pk} & set(found)
 
 

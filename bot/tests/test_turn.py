@@ -8,8 +8,8 @@ import pytest
 from bot.turn import run_turn
 from bot.writer import LLMWriter, TemplateWriter
 from desk.models import Conversation, Escalation, Message
-from desk.tests.desk_factories import conversation_start
-from tests.fake_openai import HANG, FakeOpenAI
+from tests.support.factories import conversation_start
+from tests.support.fake_openai import HANG, FakeOpenAI
 from traces.models import Trace
 
 pytestmark = pytest.mark.django_db

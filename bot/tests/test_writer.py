@@ -6,8 +6,15 @@ import pytest
 
 from bot.grounding import Evidence
 from bot.prompt import PROMPT_VERSION
-from bot.writer import LLMWriter, TemplateWriter, WriterError, WriterRequest, decisive_sentence, parse_draft
-from tests.fake_openai import HANG, FakeOpenAI
+from bot.writer import (
+    LLMWriter,
+    TemplateWriter,
+    WriterError,
+    WriterRequest,
+    decisive_sentence_scored,
+    parse_draft,
+)
+from tests.support.fake_openai import HANG, FakeOpenAI
 
 EVIDENCE = [
     Evidence("E1", "Reconexión fibra\nCuánto cuesta\n\nLa reconexión cuesta Bs. 350,00. Se hace en 4 horas."),
@@ -94,12 +101,12 @@ def test_template_writer_asks_for_a_human_when_no_sentence_matches():
 
 def test_decisive_sentence_prefers_numbers_when_the_question_asks_an_amount():
     text = "T\nH\n\nLa reconexión se solicita por WhatsApp. La reconexión cuesta Bs. 350,00."
-    assert decisive_sentence("¿cuánto cuesta la reconexión?", text) == "La reconexión cuesta Bs. 350,00."
+    assert decisive_sentence_scored("¿cuánto cuesta la reconexión?", text)[0] == "La reconexión cuesta Bs. 350,00."
 
 
 def test_a_clock_time_is_not_an_amount():
     text = "Reconexión\nHorario\n\nLas reconexiones se hacen de 8:00 a 18:00. Reactivar la línea cuesta Bs. 350,00."
-    assert decisive_sentence("¿cuánto cobran por la reconexión?", text) == "Reactivar la línea cuesta Bs. 350,00."
+    assert decisive_sentence_scored("¿cuánto cobran por la reconexión?", text)[0] == "Reactivar la línea cuesta Bs. 350,00."
 
 
 def test_the_decisive_sentence_may_come_from_a_lower_ranked_chunk():

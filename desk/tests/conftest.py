@@ -5,7 +5,7 @@ import json
 import pytest
 from celery import current_app
 
-from desk.tests.desk_factories import SECRET, VERIFY_TOKEN, WEBHOOK_URL, sign
+from tests.support.factories import SECRET, VERIFY_TOKEN, WEBHOOK_URL, sign
 
 
 @pytest.fixture

@@ -20,9 +20,9 @@ from bot.writer import TemplateWriter
 from desk import services
 from desk.chat import chat_message_receive
 from desk.models import Channel, Contact, Conversation, Event, Message
-from desk.tests.desk_factories import CUSTOMER, WEBHOOK_URL, conversation_start, in_thread, sign, text_body
 from desk.whatsapp import USER_ID_MAX, WA_ID_MAX, WAMID_MAX
-from tests.fake_graph import FakeGraph, change_value, delivery_status, inbound_message, webhook_body
+from tests.support.factories import CUSTOMER, WEBHOOK_URL, conversation_start, in_thread, sign, text_body
+from tests.support.fake_graph import FakeGraph, change_value, delivery_status, inbound_message, webhook_body
 
 pytestmark = pytest.mark.django_db
 LONG = "¿Por qué" + " mi factura subió tanto?" * 500  # 12,008 characters

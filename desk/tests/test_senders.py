@@ -6,7 +6,7 @@ import httpx
 import pytest
 
 from desk.senders import RecordingSender, WhatsAppCloudSender, get_sender
-from tests.fake_graph import FakeGraph
+from tests.support.fake_graph import FakeGraph
 
 
 @pytest.fixture

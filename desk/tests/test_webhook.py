@@ -6,16 +6,16 @@ import threading
 from datetime import UTC, datetime
 
 import pytest
+from celery import current_app
 from django.db import connections
 from django.test import Client
 from kombu.exceptions import OperationalError
 
 import desk.inbound
-from celery import current_app
 from desk.models import Channel, Contact, Conversation, Event, Message
-from desk.tests.desk_factories import CUSTOMER, VERIFY_TOKEN, WEBHOOK_URL, sign, text_body
 from desk.whatsapp import signature_header
-from tests.fake_graph import change_value, delivery_status, inbound_message, webhook_body
+from tests.support.factories import CUSTOMER, VERIFY_TOKEN, WEBHOOK_URL, sign, text_body
+from tests.support.fake_graph import change_value, delivery_status, inbound_message, webhook_body
 
 URL = WEBHOOK_URL
 pytestmark = pytest.mark.usefixtures("whatsapp_settings")

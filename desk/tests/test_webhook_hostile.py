@@ -1,7 +1,7 @@
 """Hostile and odd WhatsApp input, validly signed: never a server error, and every good message is stored.
 
 The first tests replay what once made the webhook answer 500 (and Meta redeliver for days); the
-property test then posts bodies built from the real payload shapes (tests/fake_graph.py) with good,
+property test then posts bodies built from the real payload shapes (tests/support/fake_graph.py) with good,
 odd-but-valid and broken messages and statuses mixed in one delivery.
 """
 
@@ -13,8 +13,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from desk.models import Contact, Message
-from desk.tests.desk_factories import CUSTOMER
-from tests.fake_graph import change_value, delivery_status, inbound_message, webhook_body
+from tests.support.factories import CUSTOMER
+from tests.support.fake_graph import change_value, delivery_status, inbound_message, webhook_body
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("queued")]
 

@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 import pytest
 
 from desk.whatsapp import parse_webhook, signature_header, verify_signature
-from tests.fake_graph import (
+from tests.support.fake_graph import (
     BUSINESS_PHONE_NUMBER_ID,
     change_value,
     delivery_status,

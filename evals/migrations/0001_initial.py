@@ -5,8 +5,6 @@ from django.conf import settings
 from django.db import migrations, models
 
 
-
-
 def content_types_move(apps, schema_editor):
     ContentType = apps.get_model("contenttypes", "ContentType")
     ContentType.objects.filter(app_label="traces", model__in=MODELS).update(app_label="evals")

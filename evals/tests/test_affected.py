@@ -1,13 +1,13 @@
-"""Re-run affected cases: the golden cases a document touches and what a save did to their ranks (issue 9)."""
+"""Re-run affected cases: the golden cases a document touches and what a save did to their ranks."""
 
 import pytest
 from django.urls import reverse
 
 from evals.affected import affected_cases, affected_rerun, default_before_version, move_verdict
+from evals.models import GoldenCase, GoldenSet
 from kb.editing import section_save
 from kb.embeddings import get_embedder
 from kb.models import Document
-from evals.models import GoldenCase, GoldenSet
 
 DOWNGRADE = "if i downgrade mid month do i get money back for the days left"
 # The customer's words, added to the proration document's "Rules that surprise customers" section.

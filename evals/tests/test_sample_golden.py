@@ -6,9 +6,9 @@ import json
 import pytest
 from django.core.management import call_command
 
+from evals.golden import read_golden
 from kb.models import Chunk, Document, Section
 from kb.search import search
-from evals.golden import read_golden
 
 pytestmark = pytest.mark.django_db
 

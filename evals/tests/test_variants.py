@@ -8,12 +8,12 @@ from django.utils import timezone
 
 from bot.llm import openai_client
 from desk.models import Contact, Conversation
-from tests.fake_openai import FakeOpenAI
 from evals.models import GoldenCase, GoldenSet
-from traces.models import ReviewNote, ReviewSession, SessionTrace, Trace
 from evals.services import golden_case_from_trace, golden_case_update, golden_export
-from traces.services import failure_class_create, failure_class_merge, review_notes_assign
 from evals.variants import VariantError, normalized_query, rewrites, variant_review, variants_generate
+from tests.support.fake_openai import FakeOpenAI
+from traces.models import ReviewNote, ReviewSession, SessionTrace, Trace
+from traces.services import failure_class_create, failure_class_merge, review_notes_assign
 
 pytestmark = pytest.mark.django_db
 

@@ -51,7 +51,7 @@ def test_an_analyst_sees_each_number_highlighted_with_its_rule_or_reason(analyst
     assert '<mark class="bad" title="4.500 is not in the evidence cited in this sentence ([E2]); it has the digits ' \
            'of 45,00 (E2) with the separator moved' in body
     assert "<code>4.500</code> in “La de abril es de USD 4.500 [E2].”: 4.500 is not in the evidence" in body
-    assert '<p class="answer" style="white-space:pre-wrap">Su factura de marzo es de Bs. <mark class="ok"' in body
+    assert '<p class="answer pre-wrap">Su factura de marzo es de Bs. <mark class="ok"' in body
     assert "</mark> [E1]. La de abril es de USD <mark" in body
 
 

@@ -1,6 +1,6 @@
 """An analyst builds a golden set from traces, runs it, labels answers and reads the judge's calibration.
 
-Issue 8's "Done when", in Debian's Chromium. The traces are real web-chat turns through the bot (the
+The analyst's eval loop, in Debian's Chromium. The traces are real web-chat turns through the bot (the
 template writer: no model server) and the judge is the offline LexicalJudge, as in the demo without a
 model. The analyst makes a golden case from each trace page and labels the trace's own answer, runs the
 set on the whole answer path, labels the run's items pass/fail on the run page, presses "Judge the

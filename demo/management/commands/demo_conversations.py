@@ -4,7 +4,7 @@ Each message is a signed Cloud API webhook body, posted to the webhook view; the
 in production (eagerly without a broker). The wamids are fixed, so running it again adds
 nothing: the webhook drops redeliveries.
 
-Then the review side of the demo (issue 9): a review session over these traces in which the worst
+Then the review side of the demo: a review session over these traces in which the worst
 retrieval failure is coded — the English downgrade question that the sample KB answers from the
 annual-plan refund policy while the proration document, which says a downgrade gives no money back,
 ranks fifth — with a fail note at stage "retrieval" in a failure class, and a golden set "demo" holding

@@ -5,11 +5,11 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from kb.search import search
-from evals.golden import GoldenFileError, metrics_case, read_golden
 from evals import services
+from evals.golden import GoldenFileError, metrics_case, read_golden
 from evals.metrics import case_outcome, retrieval_report
 from evals.models import GoldenSet
+from kb.search import search
 
 
 class Command(BaseCommand):

@@ -4,8 +4,8 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from evals.runner import EvalRunError, eval_run, run_cases_json, run_summary
 from evals.models import GoldenSet
+from evals.runner import EvalRunError, eval_run, run_cases_json, run_summary
 from evals.services import GoldenSetError
 
 

@@ -101,9 +101,9 @@ class Command(BaseCommand):
 
     def _eval_run(self, config):
         """Run the gates file's golden set (imported from its golden file the first time)."""
-        from evals.runner import EvalRunError, eval_run
         from evals.golden import GoldenFileError
         from evals.models import GoldenSet
+        from evals.runner import EvalRunError, eval_run
         from evals.services import golden_import
 
         if not GoldenSet.objects.filter(name=config.golden_set).exists():

@@ -11,7 +11,7 @@ from django.utils import timezone
 from desk.models import Channel, Contact, Conversation, Escalation, Event, Message
 from desk.services import conversation_escalate
 from desk.whatsapp import signature_header
-from tests.fake_graph import change_value, inbound_message, webhook_body
+from tests.support.fake_graph import change_value, inbound_message, webhook_body
 
 WEBHOOK_URL = "/webhooks/whatsapp/"
 SECRET = "app-secret-for-tests"

@@ -1,0 +1,35 @@
+"""What a turn records while it runs, typed: the bot fills a TraceDraft and the Trace row is made from it.
+
+Pure: no Django. `TraceDraft.row()` returns the Trace columns the draft owns; the caller adds the links
+(conversation, message, reply, escalation) and the outcome.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+
+@dataclass
+class TraceDraft:
+    query: str = ""
+    language: str = ""
+    route: str = ""
+    routing_rule: str = ""
+    customer_id: str = ""
+    retrieval: list[dict] = field(default_factory=list)  # fused hits with scores, kept/pruned and why
+    index_version: int | None = None  # the index version the retrieval searched
+    tool_calls: list[dict] = field(default_factory=list)  # billing calls with status and error
+    evidence: list[dict] = field(default_factory=list)  # E1…En: chunks and billing facts
+    prompt_version: str = ""
+    model: str = ""
+    attempts: list[dict] = field(default_factory=list)  # each writer attempt with the verifier's verdict
+    humanizer: dict = field(default_factory=dict)
+    final_text: str = ""
+    citations: list[str] = field(default_factory=list)
+    token_usage: dict = field(default_factory=dict)
+    latency_ms: dict[str, float] = field(default_factory=dict)  # per stage, in the order they ran
+    total_ms: float = 0.0
+
+    def row(self) -> dict:
+        """Return the Trace columns this draft fills."""
+        return asdict(self)
