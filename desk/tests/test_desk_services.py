@@ -15,6 +15,7 @@ import bot.turn
 from bot.turn import run_turn
 from bot.writer import TemplateWriter
 from desk import services
+from desk.chat import chat_message_receive
 from desk.models import CannedReply, Channel, Conversation, Escalation, Event, Message
 from tests.support.factories import conversation_start, customer_says, escalated, events_of, in_thread
 from traces.models import Trace
@@ -184,8 +185,7 @@ def test_resolve_closes_the_conversation_and_a_new_inbound_reopens_it_to_the_bot
     assert conversation.status == "resolved"
     assert Escalation.objects.get(pk=escalation.pk).status == "resolved"
 
-    message = customer_says(conversation, ACCOUNT_QUESTION)
-    services.conversation_reopen_on_inbound(conversation_id=conversation_id)
+    message = chat_message_receive(conversation=conversation, text=ACCOUNT_QUESTION)
     conversation.refresh_from_db()
     assert (conversation.status, conversation.handler, conversation.assignee) == ("open", "bot", None)
     trace = run_turn(message_id=message.pk, writer=TemplateWriter())
