@@ -25,6 +25,7 @@ from bot.routing import Route, route_message
 from bot.writer import TemplateWriter, WriterError, WriterRequest, get_writer
 from desk.models import Contact, Conversation, Message
 from desk.services import bot_reply_record, conversation_escalate
+from desk.whatsapp import UNREADABLE_KINDS
 from kb.search import search
 from traces.draft import TraceDraft
 from traces.models import Trace
@@ -186,8 +187,28 @@ def _refusal(routing, *, kind) -> Escalated | None:
     return None
 
 
+def _unanswerable(message) -> Silenced | Escalated | None:
+    """Return what to do with a message the bot must not put through the answer path, None otherwise."""
+    payload = message.payload if isinstance(message.payload, dict) else {}
+    if payload.get("deleted"):
+        return Silenced("deleted")  # the customer took it back before the turn ran
+    if payload.get("truncated"):
+        return Escalated(Reason.CAPABILITY_MISSING, [
+            f"The message had {payload.get('text_length', 'over 4096')} characters and was cut; a person should read "
+            "it whole."])
+    if message.kind in UNREADABLE_KINDS:
+        return Escalated(Reason.CAPABILITY_MISSING,
+                         [f"The customer sent a {message.kind} message the bot cannot read."])
+    return None
+
+
 def _decide(recorder, message, conversation, contact, *, writer, billing):
     draft = recorder.draft
+    unanswerable = _unanswerable(message)
+    if unanswerable is not None:
+        if message.kind in UNREADABLE_KINDS:
+            draft.route, draft.routing_rule = "media", f"kind: {message.kind}"
+        return unanswerable
     routing = _route(recorder, message.text, kind=message.kind, default_language=contact.language)
     if routing.language != contact.language and message.text.strip():
         Contact.objects.filter(pk=contact.pk).update(language=routing.language)

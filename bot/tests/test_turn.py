@@ -277,3 +277,28 @@ def test_reopening_to_the_humans_is_a_setting(make_staff, settings):
     chat_message_receive(conversation=Conversation.objects.get(pk=conversation.pk), text="hola otra vez")
     conversation.refresh_from_db()
     assert (conversation.status, conversation.handler) == ("open", "human")
+
+
+def said_with(conversation, text, *, kind="text", payload):
+    message = Message.objects.create(conversation=conversation, direction="in", author="customer", kind=kind,
+                                     text=text, payload=payload, provider_message_id=f"wamid.{uuid.uuid4().hex}")
+    return run_turn(message_id=message.pk)
+
+
+def test_a_cut_message_goes_to_a_person_instead_of_being_answered_from_its_first_part():
+    conversation = start()
+    trace = said_with(conversation, "hola " * 800, payload={"truncated": True, "text_length": 20000})
+    assert (trace.outcome, trace.escalation_reason) == ("escalated", "CAPABILITY_MISSING")
+    assert "20000 characters" in trace.escalation.detail and trace.retrieval == []
+
+
+def test_a_message_deleted_before_its_turn_gets_no_reply():
+    conversation = start()
+    trace = said_with(conversation, "cuanto cobran por reconexion", payload={"deleted": True})
+    assert (trace.outcome, trace.silenced_at) == ("silenced", "deleted") and bot_texts(conversation) == []
+
+
+def test_an_order_goes_to_a_person_as_something_the_bot_cannot_do():
+    conversation = start()
+    trace = said_with(conversation, "", kind="order", payload={"order": {"catalog_id": "1"}})
+    assert (trace.outcome, trace.escalation_reason, trace.route) == ("escalated", "CAPABILITY_MISSING", "media")
