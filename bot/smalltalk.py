@@ -14,13 +14,11 @@ REPLIES = {
     "es": {
         Courtesy.GREETING: "¡Hola! Te ayudo con tus planes, facturas y pagos. ¿Qué necesitas?",
         Courtesy.THANKS: "¡Con gusto! Si necesitas algo más sobre planes, facturas o pagos, aquí estoy.",
-        Courtesy.ACK: "Perfecto. Si tienes alguna pregunta sobre planes, facturas o pagos, escríbeme.",
         Courtesy.FAREWELL: "¡Hasta luego! Aquí estoy cuando lo necesites.",
     },
     "en": {
         Courtesy.GREETING: "Hi! I can help with your plans, invoices and payments. What do you need?",
         Courtesy.THANKS: "You're welcome! If you need anything else about plans, invoices or payments, I'm here.",
-        Courtesy.ACK: "Great. If you have a question about plans, invoices or payments, just write.",
         Courtesy.FAREWELL: "Bye! I'm here whenever you need me.",
     },
 }
