@@ -34,6 +34,7 @@ from urllib.parse import quote
 import httpx
 
 from billing import computations as calc
+from billing.breaker import BreakerStoreError, CircuitBreaker, CircuitOpen, MemoryStore, Policy, Ticket
 from billing.evidence import Fact, FactSheet, KeyFigure, ToolError, ToolResult
 from billing.records import (
     ContractViolation,
@@ -51,7 +52,6 @@ from billing.records import (
     parse_plan,
     parse_promotion,
 )
-from billing.breaker import BreakerStoreError, CircuitBreaker, CircuitOpen, MemoryStore, Policy, Ticket
 
 __all__ = ["BillingClient", "Fact", "KeyFigure", "ToolError", "ToolResult", "billing_client"]
 

@@ -159,6 +159,25 @@ class ThreadEntry:
         return self.event is not None and self.event.kind == "note"
 
     @property
+    def message_marks(self) -> list[str]:
+        """Return what the thread says of a customer's message besides its text: deleted, edited, cut."""
+        message = self.message
+        if message is None or message.direction != Message.Direction.INBOUND:
+            return []
+        payload = message.payload if isinstance(message.payload, dict) else {}
+        marks = {"edit": ["edited an earlier message"], "revoke": ["deleted an earlier message"]}.get(
+            message.kind, [] if message.kind == "text" else [message.kind])
+        if payload.get("deleted"):
+            marks.append("deleted by the customer")
+        if payload.get("edited"):
+            marks.append("edited by the customer before the bot read it")
+        if payload.get("edited_after_turn"):
+            marks.append("edited by the customer after the bot read it (the edit follows)")
+        if payload.get("truncated"):
+            marks.append(f"cut at 4,096 characters: the customer sent {payload.get('text_length', 0):,}")
+        return marks
+
+    @property
     def event_label(self) -> str:
         """Return the event as the thread says it: "escalated: USER_REQUEST", "taken over by ana"…"""
         event = self.event
@@ -172,7 +191,8 @@ class ThreadEntry:
             "taken_over": f"taken over{by}",
             "handed_back": f"handed back to the bot{by}",
             "resolved": f"resolved{by}",
-            "reopened": f"reopened by the customer, back to the {detail.get('to', 'bot')}",
+            "reopened": "reopened by the customer's message, "
+                        + ("for a person to answer" if detail.get("to") == "human" else "back to the bot"),
             "assigned": f"assigned to {detail.get('assignee', '?')}{by}",
             "note": f"private note{by}",
             "verified_wrong": f"bot answer marked verified wrong{by}: {detail.get('reason', '')}",

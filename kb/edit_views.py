@@ -10,6 +10,7 @@ from django.contrib.auth.decorators import login_required
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
+from kb.access import access_document, access_section, kb_editor_required
 from kb.editing import (
     EditConflict,
     EditError,
@@ -26,7 +27,6 @@ from kb.editing import (
 )
 from kb.embeddings import get_embedder
 from kb.models import ReembedJob
-from kb.access import access_document, access_section, kb_editor_required
 
 MAX_UPLOAD_FILES = 50
 MAX_UPLOAD_BYTES = 2_000_000

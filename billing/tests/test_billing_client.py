@@ -10,11 +10,11 @@ from datetime import date
 import httpx
 import pytest
 
+from billing.breaker import CLOSED, OPEN, CircuitBreaker, MemoryStore, Policy
 from billing.client import BillingClient, billing_client, memory_breaker
 from billing.simulator import BillingSimulator, serve_in_thread
 from billing.simulator.mounted import reset_shared_simulator, shared_simulator
 from billing.simulator.transport import InProcessTransport
-from billing.breaker import CLOSED, OPEN, CircuitBreaker, MemoryStore, Policy
 
 AS_OF = date(2026, 10, 20)
 TIMEOUT_S = 0.25

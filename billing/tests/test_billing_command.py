@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
+from billing.breaker_store import close_stores
 from billing.client import billing_breaker
 from billing.simulator import build_dataset
 from billing.simulator.mounted import reset_shared_simulator
-from billing.breaker_store import close_stores
 
 ROOT = Path(__file__).resolve().parents[2]
 REDIS_URL = "redis://127.0.0.1:6379/15"

@@ -10,15 +10,15 @@ import re
 
 import pytest
 
-from billing.tests.evidence_snapshot import capability_results
-from billing.tests import test_key_figures as billing_tests
 from bot import grounding
 from bot.compose import day_text, month_name, plan_answer
 from bot.writer import TemplateWriter, WriterRequest, fact_evidence, turn_key_figures
+from tests.support import billing_sim
+from tests.support.billing_sim import capability_results
 
 ACCOUNT_CAPABILITIES = ("account_summary", "invoices", "invoice_change", "payments")
 # The billing tests' simulator and client, pinned to their date: the figures they worked by hand.
-sim, client, customer = billing_tests.sim, billing_tests.client, billing_tests.customer
+sim, client, customer = billing_sim.sim, billing_sim.client, billing_sim.customer
 CUSTOMER_JARGON = re.compile(r"\[E\d|\bE\d+\b|_|[=×÷]|\bformula\b|\bderivation\b")
 
 

@@ -12,7 +12,7 @@ from bot.writer import TemplateWriter
 from desk import services
 from desk.models import CannedReply, Channel, Conversation, Event, Message
 from desk.selectors import account_summary
-from desk.tests.desk_factories import bot_says, conversation_start, customer_says, escalated
+from tests.support.factories import bot_says, conversation_start, customer_says, escalated
 from traces.models import Trace
 
 pytestmark = pytest.mark.django_db

@@ -19,9 +19,9 @@ import httpx
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
+from billing.breaker import retry_in
 from billing.client import CAPABILITIES, LOOKUP_KEYS, billing_breaker, billing_client
 from billing.simulator.app import parse_fault
-from billing.breaker import retry_in
 
 
 class Command(BaseCommand):

@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('traces', '0008_escalation_link_on_trace'),
+        ('traces', '0009_trace_route_confidence'),
     ]
 
     operations = [
