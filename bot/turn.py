@@ -245,16 +245,7 @@ def _decide(recorder, message, conversation, contact, *, writer, billing):
         contact.language = routing.language
 
     awaiting_identity = bool(conversation.pending_query and not contact.customer_id)
-    # The answer to a clarifying question ("el anual") reads like small talk or nothing on its own.
-    stored = conversation.pending_clarification or {}
-    chosen = clarify.choose(message.text, clarify.pending_options(stored)) if stored else None
-    if stored:
-        Conversation.objects.filter(pk=conversation.pk).update(pending_clarification={})
-        conversation.pending_clarification = {}
-    if routing.route in (Route.HUMAN, Route.MEDIA):
-        chosen = None
-    if (awaiting_identity and routing.route not in (Route.HUMAN, Route.MEDIA) and _holds_identifier(message.text)) \
-            or chosen is not None:
+    if awaiting_identity and routing.route not in (Route.HUMAN, Route.MEDIA) and _holds_identifier(message.text):
         refusal = None  # the answer to "send me your account number", whatever it reads like on its own
     else:
         refusal = _refusal(routing, kind=message.kind) or _small_talk(routing, _history(conversation, message, 1))
@@ -281,11 +272,17 @@ def _decide(recorder, message, conversation, contact, *, writer, billing):
         conversation.pending_query = ""
 
     # A reply to a clarifying question: answer the question asked before with the option picked.
-    if chosen is not None:
-        query = stored["query"]
-        routing = get_router().route(query, default_language=contact.language)
-        draft.query, draft.route = query, routing.route.value
-        draft.routing_rule = f"clarified: {chosen.label}; original question"[:100]
+    chosen = None
+    if conversation.pending_clarification:
+        stored = conversation.pending_clarification
+        chosen = clarify.choose(message.text, clarify.pending_options(stored))
+        if chosen is not None:
+            query = stored["query"]
+            routing = get_router().route(query, default_language=contact.language)
+            draft.query, draft.route = query, routing.route.value
+            draft.routing_rule = f"clarified: {chosen.label}; original question"[:100]
+        Conversation.objects.filter(pk=conversation.pk).update(pending_clarification={})
+        conversation.pending_clarification = {}
 
     def resolve_customer(asked):
         found = _identify_by_channel(recorder, billing, conversation, contact)
