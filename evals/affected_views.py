@@ -5,8 +5,8 @@ from django.shortcuts import get_object_or_404, render
 
 from core import params
 from evals.affected import affected_cases, affected_report, current_index_version, default_before_version
-from kb.models import Document
 from kb.access import kb_editor_required
+from kb.models import Document
 
 MAX_K = 20
 

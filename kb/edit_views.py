@@ -10,6 +10,8 @@ from django.contrib.auth.decorators import login_required
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
+from core import params
+from kb.access import access_document, access_section, kb_editor_required
 from kb.editing import (
     EditConflict,
     EditError,
@@ -24,10 +26,8 @@ from kb.editing import (
     section_source,
     text_diff,
 )
-from core import params
 from kb.embeddings import get_embedder
 from kb.models import ReembedJob
-from kb.access import access_document, access_section, kb_editor_required
 
 MAX_UPLOAD_FILES = 50
 MAX_UPLOAD_BYTES = 2_000_000
