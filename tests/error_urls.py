@@ -3,7 +3,8 @@
 from django.core.exceptions import PermissionDenied
 from django.urls import path
 
-from config.urls import handler400, handler403, handler404, handler500, urlpatterns as site_urlpatterns
+from config.urls import handler400, handler403, handler404, handler500
+from config.urls import urlpatterns as site_urlpatterns
 
 __all__ = ["handler400", "handler403", "handler404", "handler500", "urlpatterns"]
 
