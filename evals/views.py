@@ -180,8 +180,8 @@ def golden_set_variants(request, golden_set_id):
         return redirect("evals:golden_set", golden_set.pk)
     failure_class = get_object_or_404(FailureClass, pk=class_id.value)
     try:
-        cases = variants_generate(failure_class=failure_class, golden_set=golden_set, per_trace=per_trace.value,
-                                  user=request.user)
+        cases = variants_generate(failure_class=failure_class, golden_set=golden_set,
+                                  per_trace=per_trace.value, user=request.user)
     except ValueError as error:
         messages.error(request, str(error))
     else:
@@ -450,11 +450,12 @@ def golden_case_edit(request, case_id):
     error = ""
     if request.method == "POST":
         try:
+            query = _case_field(request, "query", "The query", CASE_QUERY_MAX)
+            facts = _lines(_case_field(request, "facts", "The facts field", CASE_LIST_MAX))
+            hits = _commas(_case_field(request, "hits", "The hits field", CASE_LIST_MAX))
+            negatives = _commas(_case_field(request, "hard_negatives", "The hard negatives field", CASE_LIST_MAX))
             services.golden_case_update(
-                case=case, user=request.user, query=_case_field(request, "query", "The query", CASE_QUERY_MAX),
-                facts=_lines(_case_field(request, "facts", "The facts", CASE_LIST_MAX)),
-                hits=_commas(_case_field(request, "hits", "The hits", CASE_LIST_MAX)),
-                hard_negatives=_commas(_case_field(request, "hard_negatives", "The hard negatives", CASE_LIST_MAX)),
+                case=case, user=request.user, query=query, facts=facts, hits=hits, hard_negatives=negatives,
                 must_pass="must_pass" in request.POST,
                 clarification_expected="clarification_expected" in request.POST,
                 synthetic="synthetic" in request.POST)
