@@ -71,7 +71,7 @@ serve: install
 worker: install
 	$(BIN)/celery -A config worker --loglevel=info
 
-# Exactly one beat per deployment: it queues the sweep of unanswered inbound messages every minute.
+# Exactly one beat per deployment: it queues the sweep of unanswered inbound messages every BOT_REQUEUE_EVERY_S.
 beat: install
 	mkdir -p var
 	$(BIN)/celery -A config beat --loglevel=info --schedule var/celerybeat-schedule

@@ -145,7 +145,7 @@ def serve(port: int, threads: int, processes: int) -> None:
 def _webhook_requests(*, count: int, redeliveries: float, run_id: str, seed: int) -> tuple[list, dict]:
     """Return `count` signed webhook requests and what they contain (unique wamids, kinds)."""
     from desk.whatsapp import signature_header
-    from tests.fake_graph import change_value, inbound_message, webhook_body
+    from tests.support.fake_graph import change_value, inbound_message, webhook_body
 
     rng = random.Random(seed)
     senders = [f"58412{n:07d}" for n in range(SENDERS)]

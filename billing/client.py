@@ -34,7 +34,8 @@ from urllib.parse import quote
 import httpx
 
 from billing import computations as calc
-from billing.evidence import Fact, ToolError, ToolResult
+from billing.breaker import BreakerStoreError, CircuitBreaker, CircuitOpen, MemoryStore, Policy, Ticket
+from billing.evidence import Fact, FactSheet, KeyFigure, ToolError, ToolResult
 from billing.records import (
     ContractViolation,
     CurrencyMismatch,
@@ -51,9 +52,8 @@ from billing.records import (
     parse_plan,
     parse_promotion,
 )
-from billing.breaker import BreakerStoreError, CircuitBreaker, CircuitOpen, MemoryStore, Policy, Ticket
 
-__all__ = ["BillingClient", "Fact", "ToolError", "ToolResult", "billing_client"]
+__all__ = ["BillingClient", "Fact", "KeyFigure", "ToolError", "ToolResult", "billing_client"]
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -218,7 +218,7 @@ class BillingClient:
             infrastructure=False,
         )
 
-    def _run(self, capability: str, body: Callable[[], tuple[list[Fact], dict[str, Any]]]) -> ToolResult:
+    def _run(self, capability: str, body: Callable[[], tuple[FactSheet, dict[str, Any]]]) -> ToolResult:
         """Run one capability as one guarded operation: one admission, one recorded outcome.
 
         A capability stops at its first failing HTTP call, so its outcome is that call's outcome;
@@ -239,7 +239,7 @@ class BillingClient:
             logger.warning("circuit breaker store unavailable, calling without it: %s", exc)
             ticket = None
         try:
-            evidence, data = body()
+            sheet, data = body()
         except _Failure as failure:
             # every infrastructure failure that reached the API counts against it; business and 4xx don't
             self._record(ticket, failed=failure.error.infrastructure)
@@ -258,7 +258,14 @@ class BillingClient:
             error = ToolError("client_error", f"{type(exc).__name__}: {exc}", False)
             return ToolResult(capability=capability, ok=False, error=error, should_escalate=True)
         self._record(ticket, failed=False)
-        return ToolResult(capability=capability, ok=True, evidence=evidence, data=data, should_escalate=False)
+        return ToolResult(
+            capability=capability,
+            ok=True,
+            evidence=sheet.facts,
+            key_figures=sheet.key_figures,
+            data=data,
+            should_escalate=False,
+        )
 
     # --- fetch helpers -------------------------------------------------------------------
 
@@ -314,18 +321,7 @@ class BillingClient:
                 )
             path = f"lookup/{LOOKUP_SEGMENTS[key]}/{quote(value.strip(), safe='')}"
             customer = self._get(path, _customer_of)
-            lang = customer.language
-            if lang == "es":
-                text = (
-                    f"Cliente {customer.id}: {customer.name}, contrato {customer.account_number}, "
-                    f"ciclo {customer.billing_cycle}, factura en {customer.currency}"
-                )
-            else:
-                text = (
-                    f"Customer {customer.id}: {customer.name}, contract {customer.account_number}, "
-                    f"cycle {customer.billing_cycle}, billed in {customer.currency}"
-                )
-            return [Fact(text, customer.id, None, "customer", None)], {"customer": customer.to_json()}
+            return calc.customer_sheet(customer), {"customer": customer.to_json()}
 
         return self._run("find_customer", body)
 
@@ -334,24 +330,20 @@ class BillingClient:
 
         def body():
             customer = self._customer(customer_id)
-            lang = customer.language
             plan = self._plan(customer_id)
             invoices = self._invoices(customer_id, 1)
             payments = self._payments(customer_id, 5)
-            facts = calc.plan_facts(plan, lang)
+            current = invoices[0] if invoices else None
+            sheet = calc.account_summary_sheet(
+                plan, current, payments, today=self._today(), language=customer.language
+            )
             data: dict[str, Any] = {
                 "customer": customer.to_json(),
                 "plan": plan.to_json(),
-                "current_invoice": None,
+                "current_invoice": current.to_json() if current else None,
                 "payments": [p.to_json() for p in payments],
             }
-            if invoices:
-                current = invoices[0]
-                facts.append(calc.invoice_total_fact(current, lang))
-                facts.extend(calc.payment_facts(current, payments, lang))
-                facts.extend(calc.due_facts(current, payments, today=self._today(), language=lang))
-                data["current_invoice"] = current.to_json()
-            return facts, data
+            return sheet, data
 
         return self._run("account_summary", body)
 
@@ -369,8 +361,8 @@ class BillingClient:
                 ]
             else:
                 found = self._invoices(customer_id, limit)
-            facts = [calc.invoice_total_fact(invoice, customer.language) for invoice in found]
-            return facts, {"customer": customer.to_json(), "invoices": [inv.to_json() for inv in found]}
+            sheet = calc.invoices_sheet(found, customer.language)
+            return sheet, {"customer": customer.to_json(), "invoices": [inv.to_json() for inv in found]}
 
         return self._run("invoices", body)
 
@@ -381,11 +373,8 @@ class BillingClient:
             customer = self._customer(customer_id)
             found = self._payments(customer_id, limit)
             invoices = self._invoices(customer_id, 6)
-            facts: list[Fact] = []
-            for invoice in invoices:
-                if any(p.invoice_id == invoice.id for p in found):
-                    facts.extend(calc.payment_facts(invoice, found, customer.language))
-            return facts, {"customer": customer.to_json(), "payments": [p.to_json() for p in found]}
+            sheet = calc.payments_sheet(invoices, found, customer.language)
+            return sheet, {"customer": customer.to_json(), "payments": [p.to_json() for p in found]}
 
         return self._run("payments", body)
 
@@ -394,7 +383,6 @@ class BillingClient:
 
         def body():
             customer = self._customer(customer_id)
-            lang = customer.language
             invoices = self._invoices(customer_id, 12)
             if period:
                 index = next((i for i, inv in enumerate(invoices) if inv.period == period), None)
@@ -417,21 +405,16 @@ class BillingClient:
             promotions = self._promotions(customer_id)
             payments = self._payments(customer_id, 24)
             plan = self._plan(customer_id)
-            facts = [calc.invoice_total_fact(current, lang)]
-            if previous is not None:
-                facts.append(calc.invoice_total_fact(previous, lang))
-                facts.extend(calc.invoice_delta_facts(current, previous, lang))
-            facts.extend(calc.duplicate_charge_facts(current, lang))
-            facts.extend(calc.promotion_facts(promotions, current=current, previous=previous, language=lang))
-            facts.extend(calc.proration_facts(current, previous, plan, lang))
-            facts.extend(calc.tax_facts(current, previous, lang))
-            facts.extend(calc.late_fee_facts(current, invoices, payments, lang))
-            facts.extend(calc.outage_credit_facts(current, lang))
-            facts.extend(calc.charge_facts(current, lang))
-            if previous is not None:
-                facts.extend(calc.payment_facts(previous, payments, lang))
-            facts.extend(calc.payment_facts(current, payments, lang))
-            facts.extend(calc.due_facts(current, payments, today=self._today(), language=lang))
+            sheet = calc.invoice_change_sheet(
+                current,
+                previous,
+                invoices=invoices,
+                promotions=promotions,
+                payments=payments,
+                plan=plan,
+                today=self._today(),
+                language=customer.language,
+            )
             data = {
                 "customer": customer.to_json(),
                 "current_invoice": current.to_json(),
@@ -444,7 +427,7 @@ class BillingClient:
                 ],
                 "plan": plan.to_json(),
             }
-            return facts, data
+            return sheet, data
 
         return self._run("invoice_change", body)
 
@@ -474,16 +457,7 @@ class BillingClient:
                 json=body_json,
                 headers={"Idempotency-Key": idempotency_key},
             )
-            amount_text = calc.format_money(note.amount, language)
-            if language == "es":
-                text = f"Nota de crédito {note.id} solicitada por {amount_text} sobre {note.invoice_id} ({note.status})"
-            else:
-                text = (
-                    f"Credit note {note.id} requested for {amount_text} on {note.invoice_id} ({note.status})"
-                )
-            return [Fact(text, f"{note.amount.amount:.2f}", note.amount.currency, "credit_note", None)], {
-                "credit_note": note.to_json()
-            }
+            return calc.credit_note_sheet(note, language), {"credit_note": note.to_json()}
 
         return self._run("request_credit_note", body)
 

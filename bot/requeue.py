@@ -17,7 +17,7 @@ from django.utils import timezone
 from kombu.exceptions import OperationalError as BrokerError
 
 from desk.models import Message
-from desk.whatsapp import SILENT_KINDS
+from desk.whatsapp import SILENT_KINDS, UNREADABLE_KINDS
 from traces.models import Trace
 
 logger = logging.getLogger(__name__)
@@ -34,6 +34,8 @@ def unanswered_messages(*, now: dt.datetime, min_age: dt.timedelta, max_age: dt.
         Message.objects.filter(direction=Message.Direction.INBOUND, created_at__gte=now - max_age)
         .filter(never_claimed | lease_expired)
         .exclude(kind__in=SILENT_KINDS)
+        # as at ingest (desk.whatsapp.turn_wanted): a readable kind with no words has nothing to answer
+        .exclude(Q(text="") & ~Q(kind__in=UNREADABLE_KINDS))
         .exclude(Exists(Trace.objects.filter(message=OuterRef("pk"))))
         .order_by("created_at", "pk")
         .values_list("pk", flat=True)[:limit]

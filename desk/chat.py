@@ -1,9 +1,8 @@
-"""The web chat: a demo channel that goes through the same pipeline as WhatsApp."""
+"""The web chat: a demo channel that goes through the same inbound path as WhatsApp (desk.inbound)."""
 
 from __future__ import annotations
 
 import functools
-from functools import partial
 import uuid
 
 from django.conf import settings
@@ -11,9 +10,10 @@ from django.db import transaction
 from django.utils import timezone
 
 from billing.simulator.data import build_dataset
-from desk.inbound import turn_queue
+from desk import inbound
 from desk.models import Channel, Contact, Conversation, Message
-from desk.services import conversation_reopen_on_inbound
+from desk.storable import storable_text
+from desk.whatsapp import InboundMessage
 
 SESSION_KEY = "webchat_conversation_id"
 
@@ -60,18 +60,14 @@ def chat_start(*, request, customer_id: str, language: str = "es") -> Conversati
 
 @transaction.atomic
 def chat_message_receive(*, conversation: Conversation, text: str) -> Message:
-    """Store the visitor's message and queue the bot turn, as the WhatsApp webhook does."""
-    if conversation.status == Conversation.Status.RESOLVED:
-        conversation = conversation_reopen_on_inbound(conversation_id=conversation.pk,
-                                                      to_human=settings.DESK_REOPEN_TO_HUMAN)
-    message = Message.objects.create(
-        conversation=conversation, direction=Message.Direction.INBOUND, author=Message.Author.CUSTOMER,
-        kind="text", text=text.strip()[:4000], provider_message_id=f"web-{uuid.uuid4().hex}",
-        status=Message.Status.RECEIVED,
+    """Store the visitor's message through the inbound path every channel takes, and queue the bot turn."""
+    contact = Contact.objects.select_for_update().get(pk=conversation.contact_id)
+    message = InboundMessage(
+        wamid=f"web-{uuid.uuid4().hex}", kind="text", wa_id="", user_id="", name=contact.name,
+        timestamp=timezone.now(), text=storable_text(text).strip(), payload={}, phone_number_id="",
     )
-    Conversation.objects.filter(pk=conversation.pk).update(last_inbound_at=timezone.now())
-    transaction.on_commit(partial(turn_queue, message.pk))
-    return message
+    report = inbound.inbound_messages_store(contact=contact, channel=Channel.WEBCHAT, messages=[message])
+    return Message.objects.get(pk=report.stored[0])
 
 
 def thread(conversation: Conversation | None) -> list[Message]:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from django import forms
 
-from desk.reasons import Reason
 from desk.models import Channel
+from desk.reasons import Reason
 from desk.selectors import QueueFilters, desk_agents
 
 ASSIGNEE_CHOICES = [("anyone", "Anyone"), ("me", "Me"), ("unassigned", "Unassigned")]

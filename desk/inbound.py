@@ -1,25 +1,42 @@
-"""Store what a WhatsApp webhook carries: contacts, conversations, inbound messages, delivery statuses.
+"""The one inbound path of every channel: store a customer's messages once, reopen, queue the turn.
 
-Deduplication lives in the database: a message row is inserted with
-`INSERT … ON CONFLICT (provider_message_id) DO NOTHING RETURNING id`, so of two deliveries of
-the same wamid — days apart or at the same instant — exactly one gets an id back, and only
-that one queues a bot turn. No savepoint, no IntegrityError, nothing logged as an error by
-PostgreSQL for Meta's routine redeliveries.
+WhatsApp (`webhook_batch_store`, from the webhook) and the web chat (`desk.chat`) both hand their
+messages to `inbound_messages_store`, so they agree on everything that follows:
+
+- Deduplication lives in the database: a message row is inserted with `INSERT … ON CONFLICT
+  (provider_message_id) DO NOTHING RETURNING id`, so of two deliveries of the same id — days apart
+  or at the same instant — exactly one gets an id back, and only that one queues a bot turn. No
+  savepoint, no IntegrityError, nothing logged as an error by PostgreSQL for Meta's routine
+  redeliveries.
+- The reopen rule: a message that wants a turn, written to a resolved conversation, reopens that
+  same conversation — to the bot, or to the humans when DESK_REOPEN_TO_HUMAN is set — and the
+  thread shows an Event `reopened`. A message that wants no turn (a reaction, an edit…) is filed
+  in the conversation without reopening it.
+- Text is cut at 4,096 characters (`payload["truncated"]` says so; the bot must escalate it
+  rather than answer a message it only read part of).
+- An edit replaces the text of the message it edits while no turn has read that message yet
+  (the turn queued for it then answers the edited text, and no second turn is queued);
+  otherwise the edit stays a line of the thread. A deletion marks the message deleted.
+- The turn is queued by task name on commit, so the desk does not import the bot.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import partial
 
-from django.db import IntegrityError, connection, transaction
+from django.conf import settings
+from django.db import DatabaseError, IntegrityError, connection, transaction
+from django.db.models import Case, When
 from django.db.models.fields import NOT_PROVIDED
 from django.utils import timezone
 from kombu.exceptions import OperationalError as BrokerError
 
 from core.tasks import task_queue
 from desk.models import Channel, Contact, Conversation, Event, Message
+from desk.storable import text_capped
 from desk.whatsapp import InboundMessage, StatusUpdate, WebhookBatch
 
 logger = logging.getLogger(__name__)
@@ -34,27 +51,57 @@ STATUS_RANK = {
     Message.Status.DELIVERED: 3,
     Message.Status.READ: 4,
 }
+# Meta's statuses the desk keeps under another name: a played voice message has been read.
+STATUS_STORED_AS = {"played": Message.Status.READ}
 
-_WA_ID_MAX = Contact._meta.get_field("wa_id").max_length
-_USER_ID_MAX = Contact._meta.get_field("user_id").max_length
 _NAME_MAX = Contact._meta.get_field("name").max_length
+_KIND_MAX = Message._meta.get_field("kind").max_length
 
 
 @dataclass
 class StoreReport:
     stored: list[int] = field(default_factory=list)  # ids of the new message rows
-    duplicates: list[str] = field(default_factory=list)  # wamids that were already stored
+    duplicates: list[str] = field(default_factory=list)  # provider ids that were already stored
     queued: list[int] = field(default_factory=list)  # message ids whose bot turn is queued on commit
     rejected: list[str] = field(default_factory=list)  # messages that cannot be stored, with the reason
+    reopened: list[int] = field(default_factory=list)  # resolved conversations a message reopened
     statuses_applied: int = 0
     statuses_stale: int = 0  # not newer than what the message already has (out of order or repeated)
     statuses_unknown: int = 0  # no outbound message carries that wamid
     identity_changes: int = 0  # number or business-scoped id changes applied to a contact
 
+    def add(self, other: StoreReport) -> None:
+        """Add another report's counts to this one."""
+        for name, value in vars(other).items():
+            setattr(self, name, getattr(self, name) + value)
 
-@transaction.atomic
+
 def webhook_batch_store(*, batch: WebhookBatch) -> StoreReport:
-    """Store the batch's new messages, apply its statuses, queue a bot turn per new message that wants one."""
+    """Store the batch's new messages, apply its statuses, queue a bot turn per new message that wants one.
+
+    One transaction for the whole body. Should the database still refuse something the parser let
+    through, the body is stored again item by item, so the good messages are kept and only the
+    refused one is reported (with the reason) instead of the whole delivery failing.
+    """
+    try:
+        with transaction.atomic():
+            return _batch_store(batch)
+    except DatabaseError:
+        logger.exception("WhatsApp webhook: the database refused the body; storing its items one by one")
+    report = StoreReport()
+    items = [(m.wamid, WebhookBatch(messages=[m])) for m in batch.messages]
+    items += [(s.wamid, WebhookBatch(statuses=[s])) for s in batch.statuses]
+    for wamid, item in items:
+        try:
+            with transaction.atomic():
+                report.add(_batch_store(item))
+        except DatabaseError as exc:
+            report.rejected.append(f"{wamid}: the database refused it ({type(exc).__name__})")
+            logger.warning("WhatsApp item %s not stored: the database refused it (%s)", wamid, exc)
+    return report
+
+
+def _batch_store(batch: WebhookBatch) -> StoreReport:
     report = StoreReport()
     seen: set[str] = set()
     by_sender: dict[str, list[InboundMessage]] = {}
@@ -63,51 +110,63 @@ def webhook_batch_store(*, batch: WebhookBatch) -> StoreReport:
             report.duplicates.append(inbound.wamid)
             continue
         seen.add(inbound.wamid)
-        problem = _identity_problem(inbound)
-        if problem:
-            report.rejected.append(f"{inbound.wamid}: {problem}")
-            logger.warning("WhatsApp message %s not stored: %s", inbound.wamid, problem)
-            continue
         by_sender.setdefault(inbound.wa_id or f"user:{inbound.user_id}", []).append(inbound)
 
     # Contacts are locked in one global order, so two batches naming the same senders never deadlock.
     for sender in sorted(by_sender):
         _sender_messages_store(messages=by_sender[sender], report=report)
-    for update in sorted(batch.statuses, key=lambda s: (s.wamid, STATUS_RANK[s.status], s.timestamp)):
+    in_order = sorted(batch.statuses, key=lambda s: (s.wamid, STATUS_RANK[_stored_status(s)], s.timestamp))
+    for update in in_order:
         _status_apply(update=update, report=report)
     return report
 
 
-def _identity_problem(inbound: InboundMessage) -> str:
-    if len(inbound.wa_id) > _WA_ID_MAX:
-        return f"wa_id longer than {_WA_ID_MAX} characters"
-    if len(inbound.user_id) > _USER_ID_MAX:
-        return f"user_id longer than {_USER_ID_MAX} characters"
-    return ""
-
-
 def _sender_messages_store(*, messages: list[InboundMessage], report: StoreReport) -> None:
-    """Store one sender's messages in their order; call inside the batch transaction."""
+    """Store one WhatsApp sender's messages in their order; call inside the batch transaction."""
     first = messages[0]
     contact, previous_wa_id = _contact_lock(wa_id=first.wa_id, user_id=first.user_id, name=first.name)
     if previous_wa_id:
         # The same business-scoped user now writes from another number: answer the new one.
-        Event.objects.create(conversation=_conversation_open(contact=contact), kind="number_changed",
+        Event.objects.create(conversation=_conversation_current(contact=contact, channel=Channel.WHATSAPP),
+                             kind="number_changed",
                              detail={"from": previous_wa_id, "to": contact.wa_id, "source": "user_id"})
         report.identity_changes += 1
+    inbound_messages_store(contact=contact, channel=Channel.WHATSAPP, messages=messages, report=report)
+
+
+def inbound_messages_store(*, contact: Contact, channel: str, messages: Sequence[InboundMessage],
+                           report: StoreReport | None = None) -> StoreReport:
+    """Store a customer's messages in their order, each once; reopen, apply edits, queue turns on commit.
+
+    The one inbound path of every channel. Call inside a transaction while holding the contact's
+    row lock (SELECT … FOR UPDATE): that lock is what makes "find the conversation, open or reopen
+    it" safe against a concurrent message of the same sender.
+    """
+    if not connection.in_atomic_block:
+        raise RuntimeError("inbound_messages_store needs a transaction holding the contact's row lock")
+    report = report if report is not None else StoreReport()
+    to_human = settings.DESK_REOPEN_TO_HUMAN  # read per call: a changed setting applies at once
     for inbound in messages:
-        stored = _message_insert(contact=contact, inbound=inbound)
+        stored = _message_insert(contact=contact, channel=channel, inbound=inbound, to_human=to_human)
         if stored is None:  # delivered before, or by a concurrent delivery that committed first
             report.duplicates.append(inbound.wamid)
             continue
-        message_id, conversation_id = stored
-        report.stored.append(message_id)
+        report.stored.append(stored.message_id)
+        if stored.reopened:
+            Event.objects.create(conversation_id=stored.conversation_id, kind="reopened",
+                                 detail={"to": "human" if to_human else "bot", "channel": channel,
+                                         "message_id": stored.message_id})
+            report.reopened.append(stored.conversation_id)
         if inbound.kind == "system":
             report.identity_changes += _contact_identity_change(
-                contact=contact, conversation_id=conversation_id, inbound=inbound, message_id=message_id)
+                contact=contact, conversation_id=stored.conversation_id, inbound=inbound,
+                message_id=stored.message_id)
+        elif inbound.kind in ("edit", "revoke"):
+            _change_apply(contact=contact, inbound=inbound)
         if inbound.wants_turn:
-            transaction.on_commit(partial(turn_queue, message_id))
-            report.queued.append(message_id)
+            transaction.on_commit(partial(turn_queue, stored.message_id))
+            report.queued.append(stored.message_id)
+    return report
 
 
 def _contact_lock(*, wa_id: str, user_id: str, name: str) -> tuple[Contact, str]:
@@ -146,15 +205,18 @@ def _contact_lock(*, wa_id: str, user_id: str, name: str) -> tuple[Contact, str]
     return contact, previous_wa_id
 
 
-def _conversation_open(*, contact: Contact) -> Conversation:
-    """Return the contact's open conversation, or a new one; call while holding the contact's row lock."""
+def _conversation_current(*, contact: Contact, channel: str) -> Conversation:
+    """Return the conversation the contact's next message goes to (opened if none).
+
+    Call while holding the contact's row lock.
+    """
     conversation = (
-        Conversation.objects.filter(contact=contact, channel=Channel.WHATSAPP,
-                                    status=Conversation.Status.OPEN)
-        .order_by("-pk").first()
+        Conversation.objects.filter(contact=contact, channel=channel)
+        .order_by(Case(When(status=Conversation.Status.OPEN, then=0), default=1), "-pk")
+        .first()
     )
     if conversation is None:
-        conversation = Conversation.objects.create(contact=contact, channel=Channel.WHATSAPP)
+        conversation = Conversation.objects.create(contact=contact, channel=channel)
     return conversation
 
 
@@ -192,21 +254,34 @@ def _insert_parts(model, explicit: dict, *, prefix: str) -> tuple[str, str, dict
     return ", ".join(columns), ", ".join(values), params
 
 
-def _message_insert(*, contact: Contact, inbound: InboundMessage) -> tuple[int, int] | None:
-    """Insert the inbound message into the contact's open conversation (opened if none) unless its
-    wamid is stored; return (message id, conversation id), or None for a duplicate.
+@dataclass(frozen=True)
+class _Stored:
+    message_id: int
+    conversation_id: int
+    reopened: bool  # the message reopened a resolved conversation
 
-    One statement, so the webhook answers after four round trips (BEGIN, contact lock, this, COMMIT).
-    Call while holding the contact's row lock: that lock is what makes "find the open conversation
-    or open one" safe against a concurrent message of the same sender.
+
+def _message_insert(*, contact: Contact, channel: str, inbound: InboundMessage,
+                    to_human: bool) -> _Stored | None:
+    """Insert the inbound message unless its provider id is stored; return where it went (None: a duplicate).
+
+    It goes to the contact's open conversation, else to its latest one (reopened when resolved and
+    the message wants a turn), else to a conversation opened here. One statement, so the webhook
+    answers after four round trips (BEGIN, contact lock, this, COMMIT). Call while holding the
+    contact's row lock: that lock is what makes "find the conversation or open one" safe against a
+    concurrent message of the same sender.
     """
     quote = connection.ops.quote_name
     conversation_table, message_table = quote(Conversation._meta.db_table), quote(Message._meta.db_table)
     provider_id = quote(Message._meta.get_field("provider_message_id").column)
     customer_wrote = inbound.kind != "system"
+    text = text_capped(inbound.text)
+    payload = inbound.payload
+    if text.truncated:
+        payload = {**payload, "truncated": True, "text_length": text.length}
     conversation_columns, conversation_values, params = _insert_parts(Conversation, {
         "contact": contact.pk,
-        "channel": Channel.WHATSAPP,
+        "channel": channel,
         "status": Conversation.Status.OPEN,
         # When the customer wrote (Meta's timestamp): it opens WhatsApp's 24-hour reply window.
         "last_inbound_at": inbound.timestamp if customer_wrote else None,
@@ -215,51 +290,101 @@ def _message_insert(*, contact: Contact, inbound: InboundMessage) -> tuple[int, 
         "conversation": _Sql("conversation.id"),
         "direction": Message.Direction.INBOUND,
         "author": Message.Author.CUSTOMER if customer_wrote else Message.Author.SYSTEM,
-        "kind": inbound.kind[:Message._meta.get_field("kind").max_length],
-        "text": inbound.text,
+        "kind": inbound.kind[:_KIND_MAX],
+        "text": text.text,
         "provider_message_id": inbound.wamid,
         "status": Message.Status.RECEIVED,
-        "payload": inbound.payload,
-        "status_at": inbound.timestamp,  # when the customer sent it, per Meta
+        "payload": payload,
+        "status_at": inbound.timestamp,  # when the customer sent it, per the channel
     }, prefix="m")
     params.update(message_params)
-    params.update({"contact": contact.pk, "channel": Channel.WHATSAPP, "open": Conversation.Status.OPEN,
-                   "wamid": inbound.wamid, "inbound_at": inbound.timestamp, "touch": customer_wrote,
-                   "now": timezone.now()})
+    params.update({"contact": contact.pk, "channel": channel, "open": Conversation.Status.OPEN,
+                   "resolved": Conversation.Status.RESOLVED, "wamid": inbound.wamid,
+                   "inbound_at": inbound.timestamp, "touch": customer_wrote, "reopens": inbound.wants_turn,
+                   "handler": Conversation.Handler.HUMAN if to_human else Conversation.Handler.BOT,
+                   "unassign": not to_human, "now": timezone.now()})
     sql = f"""
-        WITH found AS (
-            SELECT id FROM {conversation_table}
-            WHERE contact_id = %(contact)s AND channel = %(channel)s AND status = %(open)s
-            ORDER BY id DESC LIMIT 1
+        WITH latest AS (
+            -- locked, so a resolve committing meanwhile is seen here and the reopening is recorded
+            SELECT id, status FROM {conversation_table}
+            WHERE contact_id = %(contact)s AND channel = %(channel)s
+            ORDER BY status = %(open)s DESC, id DESC LIMIT 1
+            FOR UPDATE
         ), opened AS (
-            -- no open conversation: open one, unless this is a redelivery of a stored message
+            -- the contact's first conversation here, unless this is a redelivery of a stored message
             INSERT INTO {conversation_table} ({conversation_columns})
             SELECT {conversation_values}
-            WHERE NOT EXISTS (SELECT 1 FROM found)
+            WHERE NOT EXISTS (SELECT 1 FROM latest)
               AND NOT EXISTS (SELECT 1 FROM {message_table} WHERE {provider_id} = %(wamid)s)
             RETURNING id
         ), conversation AS (
-            SELECT id FROM found UNION ALL SELECT id FROM opened
+            SELECT id FROM latest UNION ALL SELECT id FROM opened
         ), inserted AS (
             INSERT INTO {message_table} ({message_columns})
             SELECT {message_values} FROM conversation
             -- the partial unique index desk_message_unique_provider_id decides, atomically
             ON CONFLICT ({provider_id}) WHERE {provider_id} IS NOT NULL DO NOTHING
             RETURNING id, conversation_id
-        ), touched AS (
-            -- an existing conversation; one opened above already carries last_inbound_at
+        ), updated AS (
+            -- an existing conversation (one opened above is open and carries last_inbound_at): move
+            -- last_inbound_at forward, and reopen it when resolved and the message wants a turn.
+            -- SET reads the row as it was, so c.status below is the status before this statement.
             UPDATE {conversation_table} AS c
-            SET last_inbound_at = GREATEST(COALESCE(c.last_inbound_at, %(inbound_at)s), %(inbound_at)s),
+            SET last_inbound_at = CASE WHEN %(touch)s
+                    THEN GREATEST(COALESCE(c.last_inbound_at, %(inbound_at)s), %(inbound_at)s)
+                    ELSE c.last_inbound_at END,
+                status = CASE WHEN %(reopens)s THEN %(open)s ELSE c.status END,
+                handler = CASE WHEN %(reopens)s AND c.status = %(resolved)s
+                    THEN %(handler)s ELSE c.handler END,
+                assignee_id = CASE WHEN %(reopens)s AND c.status = %(resolved)s AND %(unassign)s
+                    THEN NULL ELSE c.assignee_id END,
                 updated_at = %(now)s
-            FROM inserted, found
-            WHERE c.id = found.id AND inserted.conversation_id = found.id AND %(touch)s
+            FROM inserted, latest
+            WHERE c.id = latest.id AND inserted.conversation_id = latest.id
+              AND (%(touch)s OR (%(reopens)s AND latest.status = %(resolved)s))
+            RETURNING %(reopens)s AND latest.status = %(resolved)s AS reopened
         )
-        SELECT id, conversation_id FROM inserted
+        SELECT id, conversation_id, COALESCE((SELECT reopened FROM updated), FALSE) FROM inserted
     """
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         row = cursor.fetchone()
-    return (row[0], row[1]) if row else None
+    return _Stored(*row) if row else None
+
+
+def _change_apply(*, contact: Contact, inbound: InboundMessage) -> None:
+    """Apply an edit or a deletion (revoke) to the customer's message it names, if stored.
+
+    An edit replaces the text while no turn has claimed the message: the turn queued for it reads
+    the edited text, so no second turn is needed. Once a turn has read it, the text stays what the
+    turn answered and the edit row shows the new text in the thread. The row lock orders this
+    against the turn's claim (an UPDATE of the same row).
+    """
+    original = (Message.objects.select_for_update()
+                .filter(provider_message_id=inbound.original_message_id, direction=Message.Direction.INBOUND,
+                        conversation__contact=contact).first())
+    if original is None:  # sent before this number was connected, or never stored: the edit row remains
+        return
+    payload = dict(original.payload) if isinstance(original.payload, dict) else {}
+    if inbound.kind == "revoke":
+        payload.update(deleted=True, deleted_at=inbound.timestamp.isoformat())
+        original.payload = payload
+        original.save(update_fields=["payload"])
+        return
+    if original.turn_claimed_at is not None:
+        payload["edited_after_turn"] = True
+        original.payload = payload
+        original.save(update_fields=["payload"])
+        return
+    text = text_capped(inbound.text)
+    payload.setdefault("text_before_edit", original.text)
+    payload["edited"] = True
+    for key in ("truncated", "text_length"):  # describe the new text, not the one it replaces
+        payload.pop(key, None)
+    if text.truncated:
+        payload.update(truncated=True, text_length=text.length)
+    original.text, original.payload = text.text, payload
+    original.save(update_fields=["text", "payload"])
 
 
 def _contact_identity_change(*, contact: Contact, conversation_id: int, inbound: InboundMessage,
@@ -287,7 +412,7 @@ def _contact_identity_change(*, contact: Contact, conversation_id: int, inbound:
         return 1
     if inbound.system_type == "user_changed_user_id" and inbound.new_user_id:
         detail = {"from": contact.user_id, "to": inbound.new_user_id, "message_id": message_id}
-        contact.user_id = inbound.new_user_id[:_USER_ID_MAX]
+        contact.user_id = inbound.new_user_id
         contact.save(update_fields=["user_id", "updated_at"])
         Event.objects.create(conversation_id=conversation_id, kind="user_id_changed", detail=detail)
         return 1
@@ -296,9 +421,10 @@ def _contact_identity_change(*, contact: Contact, conversation_id: int, inbound:
 
 def _status_apply(*, update: StatusUpdate, report: StoreReport) -> None:
     """Move the outbound message with this wamid forward to the update's status; never backwards."""
-    rank = STATUS_RANK[update.status]
+    status = _stored_status(update)
+    rank = STATUS_RANK[status]
     outbound = Message.objects.filter(provider_message_id=update.wamid, direction=Message.Direction.OUTBOUND)
-    changes = {"status": update.status, "status_at": update.timestamp}
+    changes = {"status": status, "status_at": update.timestamp}
     if update.status == Message.Status.FAILED:
         changes["error"] = update.error or "failed (no reason given by WhatsApp)"
     # One conditional UPDATE: PostgreSQL re-checks the status condition on the latest row version,
@@ -319,6 +445,10 @@ def _status_apply(*, update: StatusUpdate, report: StoreReport) -> None:
                     "title": update.error_title, "detail": update.error_detail,
                     "recipient_id": update.recipient_id, "at": update.timestamp.isoformat()},
         )
+
+
+def _stored_status(update: StatusUpdate) -> str:
+    return STATUS_STORED_AS.get(update.status, update.status)
 
 
 # The bot's turn task, queued by name: the desk does not import the bot. Through the registry (not

@@ -6,12 +6,14 @@ import logging
 import re
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from decimal import Decimal
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db.models import Count, OuterRef, Q, QuerySet, Subquery
 from django.utils import timezone
 
+from billing.money import LANGUAGES, money_text
 from desk.models import Conversation, Escalation, Event, Message
 
 logger = logging.getLogger(__name__)
@@ -157,6 +159,25 @@ class ThreadEntry:
         return self.event is not None and self.event.kind == "note"
 
     @property
+    def message_marks(self) -> list[str]:
+        """Return what the thread says of a customer's message besides its text: deleted, edited, cut."""
+        message = self.message
+        if message is None or message.direction != Message.Direction.INBOUND:
+            return []
+        payload = message.payload if isinstance(message.payload, dict) else {}
+        marks = {"edit": ["edited an earlier message"], "revoke": ["deleted an earlier message"]}.get(
+            message.kind, [] if message.kind == "text" else [message.kind])
+        if payload.get("deleted"):
+            marks.append("deleted by the customer")
+        if payload.get("edited"):
+            marks.append("edited by the customer before the bot read it")
+        if payload.get("edited_after_turn"):
+            marks.append("edited by the customer after the bot read it (the edit follows)")
+        if payload.get("truncated"):
+            marks.append(f"cut at 4,096 characters: the customer sent {payload.get('text_length', 0):,}")
+        return marks
+
+    @property
     def event_label(self) -> str:
         """Return the event as the thread says it: "escalated: USER_REQUEST", "taken over by ana"…"""
         event = self.event
@@ -170,7 +191,8 @@ class ThreadEntry:
             "taken_over": f"taken over{by}",
             "handed_back": f"handed back to the bot{by}",
             "resolved": f"resolved{by}",
-            "reopened": f"reopened by the customer, back to the {detail.get('to', 'bot')}",
+            "reopened": "reopened by the customer's message, "
+                        + ("for a person to answer" if detail.get("to") == "human" else "back to the bot"),
             "assigned": f"assigned to {detail.get('assignee', '?')}{by}",
             "note": f"private note{by}",
             "verified_wrong": f"bot answer marked verified wrong{by}: {detail.get('reason', '')}",
@@ -226,19 +248,38 @@ def thread_version(*, conversation: Conversation) -> str:
 
 
 @dataclass(frozen=True)
+class PaymentRow:
+    """One payment as the account panel lists it, its amount already written for the contact."""
+
+    date: str
+    amount: str
+    method: str
+    status: str
+
+
+@dataclass(frozen=True)
 class AccountSummary:
-    """What the desk shows of a subscriber's billing account; `state` says whether there is anything."""
+    """What the desk shows of a subscriber's billing account; `state` says whether there is anything.
+
+    Amounts come written in the contact's language (`plan_price`, `invoice_total`, each payment's
+    `amount`), in billing's one money notation: `Bs. 3.248,00`, `USD 40,60`.
+    """
 
     state: str  # ok | unavailable | not_found | unidentified
     customer: dict | None = None
     plan: dict | None = None
     invoice: dict | None = None
-    payments: tuple = ()
+    payments: tuple[PaymentRow, ...] = ()
     error: str = ""
+    plan_price: str = ""
+    invoice_total: str = ""
 
 
-def account_summary(*, customer_id: str, payments: int = 3) -> AccountSummary:
-    """Ask the billing capability for the plan, current invoice and last payments of a customer."""
+def account_summary(*, customer_id: str, language: str = "es", payments: int = 3) -> AccountSummary:
+    """Ask the billing capability for the plan, current invoice and last payments of a customer.
+
+    `language` is the contact's; one billing cannot write falls back to Spanish, the contacts' default.
+    """
     if not customer_id:
         return AccountSummary(state="unidentified")
     from billing.client import billing_client
@@ -252,8 +293,18 @@ def account_summary(*, customer_id: str, payments: int = 3) -> AccountSummary:
         return AccountSummary(state="unavailable", error=result.error.code if result.error else "")
     if not result.ok:
         return AccountSummary(state="not_found", error=result.error.message if result.error else "")
+    language = language if language in LANGUAGES else "es"
+
+    def money(payload: dict) -> str:
+        return money_text(Decimal(payload["amount"]), payload["currency"], language)
+
     data = result.data
+    plan = (data.get("plan") or {}).get("plan")
+    invoice = data.get("current_invoice")
     return AccountSummary(
-        state="ok", customer=data.get("customer"), plan=(data.get("plan") or {}).get("plan"),
-        invoice=data.get("current_invoice"), payments=tuple((data.get("payments") or [])[:payments]),
+        state="ok", customer=data.get("customer"), plan=plan, invoice=invoice,
+        payments=tuple(PaymentRow(p["date"], money(p["amount"]), p["method"], p["status"])
+                       for p in (data.get("payments") or [])[:payments]),
+        plan_price=money(plan["price"]) if plan else "",
+        invoice_total=money(invoice["total"]) if invoice else "",
     )

@@ -39,8 +39,8 @@ class SendResult:
 
 
 class Sender(Protocol):
-    def send_text(self, *, to: str, text: str) -> SendResult:
-        """Send one text message to a WhatsApp user."""
+    def send_text(self, *, to: str = "", user_id: str = "", text: str) -> SendResult:
+        """Send one text message to a WhatsApp user: by phone number (`to`), else by business-scoped id."""
         ...
 
 
@@ -50,9 +50,10 @@ class RecordingSender:
 
     sent: list[dict] = field(default_factory=list)
 
-    def send_text(self, *, to: str, text: str) -> SendResult:
+    def send_text(self, *, to: str = "", user_id: str = "", text: str) -> SendResult:
         provider_message_id = f"rec-{uuid.uuid4()}"
-        self.sent.append({"to": to, "text": text, "provider_message_id": provider_message_id})
+        self.sent.append({"to": to, "user_id": user_id, "text": text,
+                          "provider_message_id": provider_message_id})
         return SendResult(ok=True, provider_message_id=provider_message_id, status="sent", attempts=1)
 
 
@@ -78,12 +79,20 @@ class WhatsAppCloudSender:
     def close(self) -> None:
         self._client.close()
 
-    def send_text(self, *, to: str, text: str) -> SendResult:
-        """Send text to `to`; retry rate limits and server errors; return Meta's message id on success."""
+    def send_text(self, *, to: str = "", user_id: str = "", text: str) -> SendResult:
+        """Send text to a user; retry rate limits and server errors; return Meta's message id on success.
+
+        A user known by phone number gets `to`; a username-only user, whose number Meta withholds, is
+        reached through `recipient` with their business-scoped user id (BSUID). Meta gives `to`
+        precedence when both are set and recommends the number when there is one, so only one is sent.
+        """
+        if not to and not user_id:
+            return SendResult(ok=False, provider_message_id=None, status="failed", attempts=0,
+                              error="no recipient: the contact has neither a WhatsApp number nor a user id")
         body = {
             "messaging_product": "whatsapp",
             "recipient_type": "individual",
-            "to": to,
+            **({"to": to} if to else {"recipient": user_id}),
             "type": "text",
             "text": {"preview_url": False, "body": text},
         }

@@ -1,4 +1,7 @@
-"""Writes on conversations: inbound web-chat messages, bot replies behind the state gate, escalations."""
+"""Writes on conversations: bot replies behind the state gate, escalations, agent actions, delivery.
+
+Inbound messages of every channel are stored by desk.inbound.
+"""
 
 from __future__ import annotations
 
@@ -81,7 +84,8 @@ def outbound_deliver(*, message_id: int) -> Message:
         return message  # already sent (a redelivered task must not send twice)
     conversation = message.conversation
     sender = get_sender() if conversation.channel == "whatsapp" else RecordingSender()
-    result = sender.send_text(to=conversation.contact.wa_id, text=message.text)
+    result = sender.send_text(to=conversation.contact.wa_id, user_id=conversation.contact.user_id,
+                              text=message.text)
     message.provider_message_id = result.provider_message_id or None
     message.status = Message.Status.SENT if result.ok else Message.Status.FAILED
     message.error = "" if result.ok else (result.error or "send failed")
@@ -221,21 +225,6 @@ def conversation_resolve(*, conversation_id: int, agent) -> Conversation:
     conversation.save(update_fields=["status", "updated_at"])
     _close_escalations(conversation, "resolved")
     _event(conversation, agent, "resolved")
-    return conversation
-
-
-@transaction.atomic
-def conversation_reopen_on_inbound(*, conversation_id: int, to_human: bool = False) -> Conversation:
-    """A customer wrote to a resolved conversation: open it again, back to the bot unless configured otherwise."""
-    conversation = _locked(conversation_id)
-    if conversation.status != Conversation.Status.RESOLVED:
-        return conversation
-    conversation.status = Conversation.Status.OPEN
-    conversation.handler = Conversation.Handler.HUMAN if to_human else Conversation.Handler.BOT
-    if not to_human:
-        conversation.assignee = None
-    conversation.save(update_fields=["status", "handler", "assignee", "updated_at"])
-    _event(conversation, None, "reopened", to="human" if to_human else "bot")
     return conversation
 
 

@@ -161,7 +161,8 @@ def _page_context(request, conversation: Conversation, **work) -> dict:
     )
     if context["can_act"]:
         # Agents see the account they are answering for; analysts read the conversation, not the account.
-        context["account"] = account_summary(customer_id=conversation.contact.customer_id)
+        context["account"] = account_summary(customer_id=conversation.contact.customer_id,
+                                             language=conversation.contact.language)
         context["credit"] = credit_note_panel(conversation=conversation)
         if not context["composer_text"]:
             context["composer_text"] = _prefill(request, context)

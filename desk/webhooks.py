@@ -1,12 +1,15 @@
 """WhatsApp Cloud API webhook: the verification handshake (GET) and signed deliveries (POST).
 
-A delivery is checked, stored and acknowledged within the request; the bot's turn is queued
-on commit and runs in a Celery worker, so no model or billing call ever happens here when a
-broker is configured (CELERY_BROKER_URL). Without one, Celery runs tasks eagerly, in-process.
+A delivery is checked, stored and acknowledged within the request: 401/403 for a missing or wrong
+signature, 413 for a body over 2 MB, 400 for a signed body that cannot be read at all (not JSON,
+nested beyond any Meta body, not a WhatsApp webhook), and otherwise 200 — also when some of its
+messages or statuses are malformed: those are logged and counted, the good ones stored, because
+Meta redelivers anything but a 200 for days and a redelivery would not fix them. The bot's turn
+is queued on commit and runs in a Celery worker, so no model or billing call ever happens here
+when a broker is configured (CELERY_BROKER_URL). Without one, Celery runs tasks eagerly, in-process.
 """
 
 import hmac
-import json
 import logging
 
 from django.conf import settings
@@ -15,7 +18,7 @@ from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_http_methods
 
 from desk.inbound import webhook_batch_store
-from desk.whatsapp import parse_webhook, verify_signature
+from desk.whatsapp import MAX_BODY_BYTES, BodyRefused, read_webhook, verify_signature
 
 logger = logging.getLogger(__name__)
 
@@ -59,29 +62,38 @@ def _delivery(request) -> HttpResponse:
     if not header:
         logger.warning("WhatsApp webhook refused: no %s header.", SIGNATURE_HEADER)
         return _plain(f"missing {SIGNATURE_HEADER}", 401)
+    if _declared_length(request) > MAX_BODY_BYTES:  # refused before a byte of it is read
+        logger.warning("WhatsApp webhook refused: the body is larger than %s bytes.", MAX_BODY_BYTES)
+        return _plain(f"body larger than {MAX_BODY_BYTES} bytes", 413)
     raw_body = request.body
     if not verify_signature(raw_body, header, app_secret):
         logger.warning("WhatsApp webhook refused: %s does not match the body.", SIGNATURE_HEADER)
         return _plain(f"invalid {SIGNATURE_HEADER}", 403)
 
     try:
-        body = json.loads(raw_body)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        logger.warning("WhatsApp webhook refused: the signed body is not JSON (%s).", exc)
-        return _plain(f"invalid JSON body: {exc}", 400)
-    try:
-        batch = parse_webhook(body)
-    except ValueError as exc:
+        batch = read_webhook(raw_body)
+    except BodyRefused as exc:
+        # Signed by Meta yet unreadable as a whole: nothing in it can be stored, so say why.
         logger.warning("WhatsApp webhook refused: %s", exc)
         return _plain(str(exc), 400)
     for error in batch.errors:
         # Redelivery would not fix a malformed piece: log it, keep the rest, acknowledge.
         logger.warning("WhatsApp webhook: skipped %s", error)
+    if batch.numbers_dropped:
+        logger.warning("WhatsApp webhook: %d number literals (NaN, Infinity or too many digits) read as null",
+                       batch.numbers_dropped)
 
     report = webhook_batch_store(batch=batch)
     return JsonResponse({
         "stored": len(report.stored), "duplicates": len(report.duplicates), "queued": len(report.queued),
-        "rejected": len(report.rejected) + len(batch.errors),
+        "rejected": len(report.rejected) + len(batch.errors), "reopened": len(report.reopened),
         "statuses": {"applied": report.statuses_applied, "stale": report.statuses_stale,
                      "unknown": report.statuses_unknown},
     })
+
+
+def _declared_length(request) -> int:
+    try:
+        return int(request.META.get("CONTENT_LENGTH") or 0)
+    except ValueError:
+        return 0

@@ -147,7 +147,7 @@ def _run_cases(run: EvalRun, counted, *, writer, billing, judge, clock) -> None:
 
 def _answer(item: EvalRunItem, row: dict, *, writer, billing, clock) -> str:
     """Put the case through the real answer path, record what it did on the item; return the cited draft."""
-    from bot.turn import Answered, Escalated, answer_query
+    from bot.turn import Answered, Escalated, Silenced, answer_query
 
     result = answer_query(query=row["query"], language=row.get("language") or "es",
                           customer_id=row.get("customer_id") or "", history=_history(row.get("context")),
@@ -158,6 +158,8 @@ def _answer(item: EvalRunItem, row: dict, *, writer, billing, clock) -> str:
         item.outcome, item.escalation_reason = "escalated", outcome.reason.value
     elif isinstance(outcome, Answered) and outcome.asks_identity:
         item.outcome, item.answer = "asked", outcome.text
+    elif isinstance(outcome, Silenced):  # a bare acknowledgement of the bot's last answer
+        item.outcome = "silenced"
     else:
         item.outcome, item.answer = "answered", outcome.text
     item.evidence = draft.evidence

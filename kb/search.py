@@ -10,7 +10,6 @@ from dataclasses import asdict, dataclass, field
 
 from django.conf import settings
 from django.db import connection, transaction
-
 from pgvector.django import CosineDistance
 
 from kb.embeddings import Embedder, get_embedder

@@ -107,3 +107,15 @@ def test_the_rule_names_an_offending_import(tmp_path, monkeypatch):
         (tmp_path / other).mkdir()
     monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
     assert import_violations() == ["kb/bad.py:5 imports traces.models (kb may import core)"]
+
+
+def test_no_room_s_tests_import_another_room_s_tests():
+    """Fakes and factories shared across rooms live in tests/support/, not in a room's tests."""
+    found = []
+    for room in MAY_IMPORT:
+        for path in sorted((ROOT / room).rglob("tests/**/*.py")):
+            for line, module in _imported_rooms(ast.parse(path.read_text())):
+                parts = module.split(".")
+                if len(parts) > 1 and parts[0] in ROOMS and parts[0] != room and parts[1] == "tests":
+                    found.append(f"{path.relative_to(ROOT)}:{line} imports {module}")
+    assert not found, "\n".join(found)

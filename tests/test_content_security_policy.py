@@ -14,10 +14,10 @@ from django.core.management import call_command
 
 from desk.models import Escalation
 from desk.services import conversation_take_over
-from kb.models import Document
 from evals.models import GoldenSet
-from traces.models import ReviewSession, Trace
 from evals.verifier_views import EXAMPLE_ANSWER, EXAMPLE_EVIDENCE
+from kb.models import Document
+from traces.models import ReviewSession, Trace
 
 pytestmark = pytest.mark.django_db
 

@@ -4,10 +4,9 @@ import datetime as dt
 
 import pytest
 import time_machine
+from axes.models import AccessAttempt
 from django.core.management import call_command
 from django.utils import timezone
-
-from axes.models import AccessAttempt
 
 pytestmark = pytest.mark.django_db
 

@@ -15,8 +15,8 @@ from django.utils import timezone
 from bot.requeue import unanswered_messages, unanswered_requeue
 from bot.turn import Lease, run_turn
 from desk.models import Escalation, Message
-from desk.tests.desk_factories import conversation_start, customer_says
-from tests.fake_openai import HANG, FakeOpenAI
+from tests.support.factories import conversation_start, customer_says
+from tests.support.fake_openai import HANG, FakeOpenAI
 from tests.support.worker import celery_worker, poll
 from tests.test_celery_broker import redis_reachable
 from traces.models import Trace

@@ -1,11 +1,12 @@
 """A signed WhatsApp delivery, redelivered, goes through Redis to a real Celery worker: one turn, one reply."""
 
 import json
+
 import pytest
 
 from desk.models import Escalation, Message
 from desk.whatsapp import signature_header
-from tests.fake_graph import change_value, inbound_message, webhook_body
+from tests.support.fake_graph import change_value, inbound_message, webhook_body
 from tests.support.worker import celery_worker
 from tests.test_celery_broker import redis_reachable
 from traces.models import Trace

@@ -15,6 +15,8 @@ class TraceDraft:
     language: str = ""
     route: str = ""
     routing_rule: str = ""
+    route_confidence: float | None = None  # the router's confidence in the route (1.0 when a rule decided)
+    router_version: str = ""  # rules, classifier, examples and threshold that routed
     customer_id: str = ""
     retrieval: list[dict] = field(default_factory=list)  # fused hits with scores, kept/pruned and why
     index_version: int | None = None  # the index version the retrieval searched

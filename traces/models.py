@@ -51,6 +51,9 @@ class Trace(models.Model):
     language = models.CharField(max_length=2, blank=True)
     route = models.CharField(max_length=20, blank=True)
     routing_rule = models.CharField(max_length=100, blank=True)
+    route_confidence = models.FloatField(null=True, blank=True,
+                                         help_text="The router's confidence in the route; 1.0 when a rule decided.")
+    router_version = models.CharField(max_length=100, blank=True)
     outcome = models.CharField(max_length=10, choices=Outcome.choices)
     escalation_reason = models.CharField(max_length=40, blank=True)
     silenced_at = models.CharField(max_length=10, blank=True, help_text="gate (before the turn) or send.")

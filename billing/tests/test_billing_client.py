@@ -10,11 +10,11 @@ from datetime import date
 import httpx
 import pytest
 
+from billing.breaker import CLOSED, OPEN, CircuitBreaker, MemoryStore, Policy
 from billing.client import BillingClient, billing_client, memory_breaker
 from billing.simulator import BillingSimulator, serve_in_thread
 from billing.simulator.mounted import reset_shared_simulator, shared_simulator
 from billing.simulator.transport import InProcessTransport
-from billing.breaker import CLOSED, OPEN, CircuitBreaker, MemoryStore, Policy
 
 AS_OF = date(2026, 10, 20)
 TIMEOUT_S = 0.25
@@ -348,6 +348,6 @@ def test_a_bug_in_the_computations_costs_one_escalation_not_the_turn(sim, health
     def broken(*args, **kwargs):
         raise KeyError("boom")
 
-    monkeypatch.setattr(computations, "invoice_total_fact", broken)
+    monkeypatch.setattr(computations, "find_invoice_total", broken)
     result = healthy.invoice_change(a_customer(sim))
     assert (result.ok, result.should_escalate, result.error.code) == (False, True, "client_error")

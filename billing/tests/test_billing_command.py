@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
+from billing.breaker_store import close_stores
 from billing.client import billing_breaker
 from billing.simulator import build_dataset
 from billing.simulator.mounted import reset_shared_simulator
-from billing.breaker_store import close_stores
 
 ROOT = Path(__file__).resolve().parents[2]
 REDIS_URL = "redis://127.0.0.1:6379/15"
@@ -47,7 +47,7 @@ def run(*args) -> str:
 
 def test_json_output_is_the_tool_result_with_evidence(in_process):
     payload = json.loads(run("invoice_change", "--customer", "C-1031", "--json", "--today", "2026-10-20"))
-    assert set(payload) == {"capability", "ok", "should_escalate", "error", "evidence", "data"}
+    assert set(payload) == {"capability", "ok", "should_escalate", "error", "evidence", "key_figures", "data"}
     assert (payload["capability"], payload["ok"], payload["should_escalate"]) == (
         "invoice_change",
         True,
@@ -63,6 +63,18 @@ def test_json_output_is_the_tool_result_with_evidence(in_process):
         "derivation": delta["derivation"],
     }
     assert delta["derivation"].startswith("total(F-1031-202610) - total(F-1031-202609) = 1624.00 - 1299.20")
+    # the promotion that ended explains the whole change: the delta and the discount that stopped
+    assert payload["key_figures"] == [
+        {"evidence_id": "F3", "value": "324.80", "role": "primary", "name": "delta"},
+        {"evidence_id": "F7", "value": "280.00", "role": "primary", "name": "discount_ended"},
+    ]
+    assert payload["evidence"][6]["kind"] == "promotion_value"
+
+
+def test_readable_output_lists_facts_and_key_figures(in_process):
+    output = run("invoice_change", "--customer", "C-1031", "--today", "2026-10-20")
+    assert "   F3 [invoice_delta] 324.80 VES — Diferencia factura 2026-10 vs 2026-09 = Bs. 324,80" in output
+    assert "   key figure (primary) discount_ended = 280.00 in F7" in output
 
 
 def test_outage_shows_the_breaker_opening_and_the_simulator_count_freezing(in_process):

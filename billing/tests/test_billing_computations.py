@@ -391,7 +391,7 @@ def test_payments_against_total_count_only_succeeded_ones():
     ("today", "kind", "value", "phrase"),
     [
         (date(2026, 10, 5), "days_until_due", "5", "faltan 5 días"),
-        (date(2026, 10, 9), "days_until_due", "1", "faltan 1 día"),
+        (date(2026, 10, 9), "days_until_due", "1", "falta 1 día"),  # the verb agrees with one day
         (date(2026, 10, 10), "days_until_due", "0", "vence hoy"),
         (date(2026, 10, 20), "days_overdue", "10", "10 días de atraso"),
     ],
@@ -469,3 +469,50 @@ def test_late_fee_of_the_published_example():
     fee = calc.late_fee_facts(current, [late], [], "en")[0]
     assert fee.value == "1.62"  # KB: an unpaid Fiber 300 invoice of USD 32.48 produces a late fee of USD 1.62
     assert "; the invoice charges" not in fee.text
+
+
+# --- one of a kind: counts read right at 1 -------------------------------------------------
+
+
+def one_day_outage(language):
+    current = invoice(
+        "2026-10",
+        [
+            line(1, "recurring", usd("30.00")),
+            line(2, "credit", usd("-1.00"), code="outage", service_start=date(2026, 9, 12),
+                 service_end=date(2026, 9, 12)),
+        ],
+    )
+    return calc.outage_credit_facts(current, language)
+
+
+def settled_a_day_late(language):
+    late = invoice("2026-09", [line(1, "recurring", usd("20.00"))], due=date(2026, 9, 10), number="6")
+    fee = line(1, "late_fee", usd("1.00"), rate=Decimal("5.00"), date=date(2026, 9, 16),
+               related_invoice_id=late.id)
+    current = invoice("2026-10", [fee], number="6")
+    return calc.late_fee_facts(current, [late], [pay(late, date(2026, 9, 11), usd("20.00"))], language)
+
+
+def one_invoice_promotion(language):
+    once = Promotion(id="PR1", code="ONCE", name="Una vez", start_date=date(2026, 9, 1),
+                     end_date=date(2026, 9, 30), monthly_discount=usd("5.60"), invoices_total=1)
+    previous = invoice("2026-09", [line(1, "recurring", usd("28"))], end=date(2026, 9, 30))
+    current = invoice("2026-10", [line(1, "recurring", usd("28"))], end=date(2026, 10, 31))
+    return calc.promotion_facts([once], current=current, previous=previous, language=language)
+
+
+@pytest.mark.parametrize(
+    ("facts", "language", "phrase"),
+    [
+        (one_day_outage, "es", "30,00 USD × 1 día ÷ 30 = 1,00 USD a favor"),
+        (one_day_outage, "en", "USD 30.00 × 1 day ÷ 30 = USD 1.00 in your favour"),
+        (settled_a_day_late, "es", "quedó pagada el 2026-09-11, 1 día después de su vencimiento"),
+        (settled_a_day_late, "en", "was settled on 2026-09-11, 1 day after its due date"),
+        (one_invoice_promotion, "es", "; 1 factura × 5,60 = 5,60 USD"),
+        (one_invoice_promotion, "en", "; 1 invoice × 5.60 = USD 5.60"),
+    ],
+)
+def test_a_count_of_one_is_singular(facts, language, phrase):
+    texts = [fact.text for fact in facts(language)]
+    assert any(phrase in text for text in texts), texts

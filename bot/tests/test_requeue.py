@@ -11,7 +11,7 @@ from django.utils import timezone
 from bot.requeue import unanswered_messages, unanswered_requeue
 from bot.tasks import handle_inbound
 from desk.models import Message
-from desk.tests.desk_factories import conversation_start
+from tests.support.factories import conversation_start
 from traces.models import Trace
 
 pytestmark = pytest.mark.django_db
@@ -76,3 +76,10 @@ def test_the_command_lists_on_a_dry_run_and_queues_otherwise(conversation):
 
     call_command("inbound_requeue", stdout=out)
     assert Trace.objects.filter(message=lost).count() == 1
+
+
+def test_the_sweep_skips_readable_kinds_with_no_words_as_ingest_does(conversation):
+    blank = stored(conversation, "", age=dt.timedelta(minutes=3), kind="button")
+    order = stored(conversation, "", age=dt.timedelta(minutes=3), kind="order")
+    found = unanswered_messages(now=timezone.now(), min_age=dt.timedelta(minutes=1), max_age=dt.timedelta(hours=24))
+    assert order.pk in found and blank.pk not in found

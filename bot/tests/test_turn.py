@@ -8,8 +8,8 @@ import pytest
 from bot.turn import run_turn
 from bot.writer import LLMWriter, TemplateWriter
 from desk.models import Conversation, Escalation, Message
-from desk.tests.desk_factories import conversation_start
-from tests.fake_openai import HANG, FakeOpenAI
+from tests.support.factories import conversation_start
+from tests.support.fake_openai import HANG, FakeOpenAI
 from traces.models import Trace
 
 pytestmark = pytest.mark.django_db
@@ -68,7 +68,8 @@ def test_an_english_question_gets_an_english_answer():
         ("agent please", "USER_REQUEST"),
         ("cámbienme el plan a Fibra 600", "CAPABILITY_MISSING"),
         ("¿cuál es la capital de Francia?", "NO_CONTEXT"),
-        ("recomiéndame una película", "NO_CONTEXT"),
+        # Off-topic and phrased as a request: the router reads it as an action the bot cannot take.
+        ("recomiéndame una película", "CAPABILITY_MISSING"),
     ],
 )
 def test_refusal_paths_escalate_with_their_reason_before_any_model_call(text, reason):
@@ -277,3 +278,84 @@ def test_reopening_to_the_humans_is_a_setting(make_staff, settings):
     chat_message_receive(conversation=Conversation.objects.get(pk=conversation.pk), text="hola otra vez")
     conversation.refresh_from_db()
     assert (conversation.status, conversation.handler) == ("open", "human")
+
+
+def said_with(conversation, text, *, kind="text", payload):
+    message = Message.objects.create(conversation=conversation, direction="in", author="customer", kind=kind,
+                                     text=text, payload=payload, provider_message_id=f"wamid.{uuid.uuid4().hex}")
+    return run_turn(message_id=message.pk)
+
+
+def test_a_cut_message_goes_to_a_person_instead_of_being_answered_from_its_first_part():
+    conversation = start()
+    trace = said_with(conversation, "hola " * 800, payload={"truncated": True, "text_length": 20000})
+    assert (trace.outcome, trace.escalation_reason) == ("escalated", "CAPABILITY_MISSING")
+    assert "20000 characters" in trace.escalation.detail and trace.retrieval == []
+
+
+def test_a_message_deleted_before_its_turn_gets_no_reply():
+    conversation = start()
+    trace = said_with(conversation, "cuanto cobran por reconexion", payload={"deleted": True})
+    assert (trace.outcome, trace.silenced_at) == ("silenced", "deleted") and bot_texts(conversation) == []
+
+
+def test_an_order_goes_to_a_person_as_something_the_bot_cannot_do():
+    conversation = start()
+    trace = said_with(conversation, "", kind="order", payload={"order": {"catalog_id": "1"}})
+    assert (trace.outcome, trace.escalation_reason, trace.route) == ("escalated", "CAPABILITY_MISSING", "media")
+
+
+@pytest.mark.parametrize(
+    "text, language, expected",
+    [("hola", "es", "planes, facturas y pagos"), ("buenas", "es", "planes, facturas y pagos"),
+     ("gracias", "es", "Con gusto"), ("ok", "es", "planes, facturas y pagos"),
+     ("hello", "en", "plans, invoices and payments"), ("thanks", "en", "You're welcome")],
+)
+def test_small_talk_gets_a_short_reply_in_the_customers_language_and_never_escalates(text, language, expected):
+    conversation = start(language="es" if language == "es" else "en")
+    with FakeOpenAI() as fake:
+        trace = say(conversation, text, writer=LLMWriter(api_key="k", base_url=fake.base_url, model="m", timeout=5))
+        assert fake.requests == []  # small talk needs no model
+    assert (trace.outcome, trace.route, trace.escalation_reason, trace.language) == ("answered", "smalltalk", "",
+                                                                                     language)
+    assert expected in trace.final_text and bot_texts(conversation) == [trace.final_text]
+    assert not Escalation.objects.filter(conversation=conversation).exists()
+    assert trace.route_confidence == 1.0 and trace.router_version.startswith("rules1+probe1/")
+
+
+def test_a_bare_acknowledgement_of_a_bot_answer_gets_no_reply():
+    conversation = start()
+    say(conversation, "cuanto cobran por reconexion de fibra", writer=TemplateWriter())
+    trace = say(conversation, "ok 👍")
+    assert (trace.outcome, trace.silenced_at, trace.route) == ("silenced", "ack", "smalltalk")
+    assert len(bot_texts(conversation)) == 1
+    assert not Escalation.objects.filter(conversation=conversation).exists()
+
+
+def test_thanks_after_a_bot_answer_is_still_answered():
+    conversation = start()
+    say(conversation, "cuanto cobran por reconexion de fibra", writer=TemplateWriter())
+    trace = say(conversation, "muchas gracias")
+    assert (trace.outcome, trace.route) == ("answered", "smalltalk") and len(bot_texts(conversation)) == 2
+
+
+def test_the_trace_records_the_classifiers_confidence_and_the_router_version():
+    trace = say(start(), "cuanto cobran por reconexion de fibra", writer=TemplateWriter())
+    assert trace.route == "document" and trace.routing_rule == "examples"
+    assert 0.0 < trace.route_confidence <= 1.0 and trace.router_version.endswith("/t0.55")
+
+
+def test_a_policy_question_about_the_customers_bill_is_answered_from_documents_with_their_facts(healthy_billing):
+    script = [faithful("El IGTF es un impuesto del 3 % sobre pagos en divisas [E1].")]
+    trace, fake = llm_say(start(customer_id="C-1001"), "¿qué significa el cargo IGTF en mi factura?", script)
+    assert trace.route == "document" and trace.tool_calls and trace.tool_calls[0]["ok"]
+    kinds = {e.get("kind") for e in trace.evidence}
+    assert kinds == {"chunk", "fact"}
+    assert trace.customer_id == "C-1001"
+
+
+def test_an_unknown_customer_with_a_policy_question_is_not_asked_for_an_account_number():
+    trace = say(start(customer_id=""), "si cancelo el plan anual a la semana de pagarlo me devuelven todo?",
+                writer=TemplateWriter())
+    assert trace.route == "document" and trace.tool_calls == []
+    assert "cédula" not in trace.final_text

@@ -6,8 +6,15 @@ import pytest
 
 from bot.grounding import Evidence
 from bot.prompt import PROMPT_VERSION
-from bot.writer import LLMWriter, TemplateWriter, WriterError, WriterRequest, decisive_sentence_scored, parse_draft
-from tests.fake_openai import HANG, FakeOpenAI
+from bot.writer import (
+    LLMWriter,
+    TemplateWriter,
+    WriterError,
+    WriterRequest,
+    decisive_sentence_scored,
+    parse_draft,
+)
+from tests.support.fake_openai import HANG, FakeOpenAI
 
 EVIDENCE = [
     Evidence("E1", "Reconexión fibra\nCuánto cuesta\n\nLa reconexión cuesta Bs. 350,00. Se hace en 4 horas."),

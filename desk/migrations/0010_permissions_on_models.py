@@ -2,17 +2,7 @@
 
 from django.db import migrations
 
-
-MOVES = [("use_desk", "", "desk", "conversation"), ("approve_credit_notes", "", "desk", "creditnoterequest")]
-
-def permission_move(apps, schema_editor):
-    """Move the permission rows (and so every group's link to them) from the old desk.StaffAccess holder."""
-    ContentType = apps.get_model("contenttypes", "ContentType")
-    Permission = apps.get_model("auth", "Permission")
-    for codename, label, app_label, model in MOVES:
-        target, _ = ContentType.objects.get_or_create(app_label=app_label, model=model)
-        Permission.objects.filter(content_type__app_label="desk", content_type__model="staffaccess",
-                                  codename=codename).update(content_type=target)
+from core.migration_ops import permission_mover
 
 
 class Migration(migrations.Migration):
@@ -24,7 +14,7 @@ class Migration(migrations.Migration):
     ]
 
     operations = [
-        migrations.RunPython(permission_move, migrations.RunPython.noop),
+        migrations.RunPython(permission_mover([("use_desk", "desk", "conversation"), ("approve_credit_notes", "desk", "creditnoterequest")]), migrations.RunPython.noop),
         migrations.DeleteModel(
             name='StaffAccess',
         ),

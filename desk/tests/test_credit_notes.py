@@ -10,7 +10,7 @@ from django.urls import reverse
 from billing.client import billing_client
 from desk import credit_notes as cn
 from desk.models import CreditNoteRequest, Event
-from desk.tests.desk_factories import conversation_start, escalated, events_of, in_thread
+from tests.support.factories import conversation_start, escalated, events_of, in_thread
 
 pytestmark = pytest.mark.django_db
 HTMX = {"HTTP_HX_REQUEST": "true"}

@@ -15,8 +15,9 @@ import bot.turn
 from bot.turn import run_turn
 from bot.writer import TemplateWriter
 from desk import services
+from desk.chat import chat_message_receive
 from desk.models import CannedReply, Channel, Conversation, Escalation, Event, Message
-from desk.tests.desk_factories import conversation_start, customer_says, escalated, events_of, in_thread
+from tests.support.factories import conversation_start, customer_says, escalated, events_of, in_thread
 from traces.models import Trace
 
 ACCOUNT_QUESTION = "¿Cuánto debo este mes?"  # answered from billing facts, no knowledge base needed
@@ -184,8 +185,7 @@ def test_resolve_closes_the_conversation_and_a_new_inbound_reopens_it_to_the_bot
     assert conversation.status == "resolved"
     assert Escalation.objects.get(pk=escalation.pk).status == "resolved"
 
-    message = customer_says(conversation, ACCOUNT_QUESTION)
-    services.conversation_reopen_on_inbound(conversation_id=conversation_id)
+    message = chat_message_receive(conversation=conversation, text=ACCOUNT_QUESTION)
     conversation.refresh_from_db()
     assert (conversation.status, conversation.handler, conversation.assignee) == ("open", "bot", None)
     trace = run_turn(message_id=message.pk, writer=TemplateWriter())
@@ -197,7 +197,7 @@ def test_resolve_closes_the_conversation_and_a_new_inbound_reopens_it_to_the_bot
 def test_after_resolve_the_customers_next_whatsapp_message_is_answered_by_the_bot(
         make_staff, healthy_billing, client, settings, django_capture_on_commit_callbacks):
     from desk.whatsapp import signature_header
-    from tests.fake_graph import change_value, inbound_message, webhook_body
+    from tests.support.fake_graph import change_value, inbound_message, webhook_body
 
     settings.WHATSAPP_APP_SECRET = "secret-for-desk-tests"
     ana = make_staff("ana", "agent")

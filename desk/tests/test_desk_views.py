@@ -11,7 +11,8 @@ from bot.turn import run_turn
 from bot.writer import TemplateWriter
 from desk import services
 from desk.models import CannedReply, Channel, Conversation, Event, Message
-from desk.tests.desk_factories import bot_says, conversation_start, customer_says, escalated
+from desk.selectors import account_summary
+from tests.support.factories import bot_says, conversation_start, customer_says, escalated
 from traces.models import Trace
 
 pytestmark = pytest.mark.django_db
@@ -439,8 +440,40 @@ def test_the_account_panel_shows_plan_invoice_and_payments(staff, healthy_billin
     escalation = escalated(customer_id="C-1001")
     panel = browser.get(url("conversation", escalation.conversation_id)).content.decode().split(
         'id="account"')[1].split("</section>")[0]
-    assert "Fibra 100" in panel and "Invoice 2026-11" in panel and "40.60 USD" in panel
+    assert "Fibra 100" in panel and "Invoice 2026-11" in panel and "USD 40,60" in panel
     assert panel.count("<li>") == 3  # the last three payments
+
+
+def account_panel(browser, conversation_id):
+    page = browser.get(url("conversation", conversation_id)).content.decode()
+    return page.split('id="account"')[1].split("</section>")[0]
+
+
+@pytest.mark.parametrize(
+    ("customer_id", "language", "price", "total", "before"),
+    [
+        # an unchanged Fibra 300 bill in bolívares: Bs. 1.400 + IVA 16 %
+        ("C-1049", "es", "Bs. 1.400,00", "Bs. 1.624,00", "1624.00 VES"),
+        ("C-1049", "en", "Bs. 1,400.00", "Bs. 1,624.00", "1624.00 VES"),
+        # an unchanged Fibra 100 bill in dollars with the direct-debit discount: (20 − 1) × 1.16
+        ("C-1038", "es", "USD 20,00", "USD 22,04", "22.04 USD"),
+        ("C-1038", "en", "USD 20.00", "USD 22.04", "22.04 USD"),
+    ],
+)
+def test_the_account_panel_writes_amounts_in_the_contacts_language(staff, healthy_billing, customer_id,
+                                                                   language, price, total, before):
+    browser, _ = staff("ana", "agent")
+    escalation = escalated(customer_id=customer_id, language=language)
+    panel = account_panel(browser, escalation.conversation_id)
+    assert f"· {price} a month" in panel
+    assert f"<strong>{total}</strong>" in panel
+    assert f"· {total} ·" in panel  # the last payments paid the whole bill
+    assert before not in panel  # what the panel showed before: the machine amount and the code after it
+
+
+def test_the_account_panel_falls_back_to_spanish_for_a_language_billing_cannot_write(healthy_billing):
+    summary = account_summary(customer_id="C-1049", language="pt")
+    assert (summary.plan_price, summary.invoice_total) == ("Bs. 1.400,00", "Bs. 1.624,00")
 
 
 def test_the_account_panel_says_when_the_billing_system_is_unavailable(staff, healthy_billing):

@@ -12,7 +12,7 @@ from django.utils import timezone
 from desk import services
 from desk.models import Channel, Escalation
 from desk.selectors import QueueCursor, QueueFilters, escalation_counts, escalation_queue, wait_level
-from desk.tests.desk_factories import customer_says, escalated
+from tests.support.factories import customer_says, escalated
 
 pytestmark = pytest.mark.django_db
 QUEUE = "/desk/"

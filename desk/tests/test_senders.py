@@ -6,7 +6,7 @@ import httpx
 import pytest
 
 from desk.senders import RecordingSender, WhatsAppCloudSender, get_sender
-from tests.fake_graph import FakeGraph
+from tests.support.fake_graph import FakeGraph
 
 
 @pytest.fixture
@@ -40,6 +40,24 @@ def test_a_send_posts_the_documented_body_and_records_metas_message_id(graph, se
                                "to": "584121234567", "type": "text",
                                "text": {"preview_url": False, "body": "Su saldo es Bs. 1.250,00"}}
     assert sleeps == []
+
+
+def test_a_username_only_user_is_sent_to_by_business_scoped_id_in_recipient(graph, sender):
+    result = sender.send_text(user_id="VE.1410018717833190", text="Hola")
+    assert result.ok
+    (request,) = graph.requests
+    assert request["body"]["recipient"] == "VE.1410018717833190" and "to" not in request["body"]
+
+
+def test_a_number_wins_over_the_business_scoped_id_as_meta_recommends(graph, sender):
+    sender.send_text(to="584121234567", user_id="VE.584121234567", text="Hola")
+    (request,) = graph.requests
+    assert request["body"]["to"] == "584121234567" and "recipient" not in request["body"]
+
+
+def test_a_contact_without_number_or_user_id_is_not_sent_to(graph, sender):
+    result = sender.send_text(text="Hola")
+    assert not result.ok and "no recipient" in result.error and graph.requests == []
 
 
 def test_http_429_then_success_waits_what_retry_after_asks(graph, sender, sleeps):

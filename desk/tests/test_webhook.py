@@ -6,59 +6,19 @@ import threading
 from datetime import UTC, datetime
 
 import pytest
+from celery import current_app
 from django.db import connections
 from django.test import Client
 from kombu.exceptions import OperationalError
 
 import desk.inbound
-from celery import current_app
 from desk.models import Channel, Contact, Conversation, Event, Message
 from desk.whatsapp import signature_header
-from tests.fake_graph import change_value, delivery_status, inbound_message, webhook_body
+from tests.support.factories import CUSTOMER, VERIFY_TOKEN, WEBHOOK_URL, sign, text_body
+from tests.support.fake_graph import change_value, delivery_status, inbound_message, webhook_body
 
-URL = "/webhooks/whatsapp/"
-SECRET = "app-secret-for-tests"
-VERIFY_TOKEN = "verify-token-for-tests"
-CUSTOMER = "584121234567"
-
-
-@pytest.fixture(autouse=True)
-def whatsapp_settings(settings):
-    settings.WHATSAPP_APP_SECRET = SECRET
-    settings.WHATSAPP_VERIFY_TOKEN = VERIFY_TOKEN
-    return settings
-
-
-@pytest.fixture
-def queued(monkeypatch):
-    """Record the message ids whose bot turn is queued (the turn itself is not under test here)."""
-    ids: list[int] = []
-    monkeypatch.setattr(current_app.tasks["bot.handle_inbound"], "delay", ids.append)
-    return ids
-
-
-def sign(raw: bytes) -> str:
-    return signature_header(raw, SECRET)
-
-
-@pytest.fixture
-def deliver(client, django_capture_on_commit_callbacks):
-    """POST a body as Meta does (signed raw bytes) and run the on-commit callbacks it registers."""
-
-    def post(body=None, *, raw: bytes | None = None, signature: str | None = "valid"):
-        raw = raw if raw is not None else json.dumps(body).encode()
-        headers = {}
-        if signature is not None:
-            headers["HTTP_X_HUB_SIGNATURE_256"] = sign(raw) if signature == "valid" else signature
-        with django_capture_on_commit_callbacks(execute=True):
-            return client.post(URL, data=raw, content_type="application/json", **headers)
-
-    return post
-
-
-def text_body(*, wamid="wamid.IN1", wa_id=CUSTOMER, body="¿Cuánto debo este mes?", timestamp=1739321024):
-    return webhook_body(change_value(messages=[inbound_message(wa_id=wa_id, wamid=wamid, timestamp=timestamp,
-                                                               text={"body": body})]))
+URL = WEBHOOK_URL
+pytestmark = pytest.mark.usefixtures("whatsapp_settings")
 
 
 def outbound_message(*, wamid="wamid.OUT1", status=Message.Status.SENT) -> Message:
@@ -196,15 +156,6 @@ def test_malformed_pieces_are_skipped_and_the_good_message_is_stored(deliver, qu
 
 
 @pytest.mark.django_db
-def test_the_next_message_after_a_resolved_conversation_opens_a_new_one(deliver, queued):
-    deliver(text_body(wamid="wamid.OLD"))
-    Conversation.objects.update(status=Conversation.Status.RESOLVED)
-    deliver(text_body(wamid="wamid.NEW"))
-    old, new = (Message.objects.get(provider_message_id=w).conversation for w in ("wamid.OLD", "wamid.NEW"))
-    assert old != new and new.status == "open" and old.contact == new.contact
-
-
-@pytest.mark.django_db
 def test_a_conversation_held_by_a_human_still_stores_and_queues_so_the_turn_can_trace_its_silence(
         deliver, queued):
     deliver(text_body(wamid="wamid.FIRST"))
@@ -285,16 +236,17 @@ def test_two_concurrent_deliveries_of_a_new_senders_message_store_one_row_and_qu
 
 @pytest.mark.django_db(transaction=True)
 def test_when_both_deliveries_pass_the_duplicate_check_the_database_still_keeps_one(queued, monkeypatch):
-    # Hold each delivery right after its read-only duplicate check until the other has made it too:
-    # both then believe the message is new, and only the insert's ON CONFLICT can keep one row.
+    # Hold each delivery right after its read-only duplicate check (the same wamid twice in one body)
+    # until the other has made it too: both then believe the message is new, and only the contact
+    # lock and the insert's ON CONFLICT can keep one row.
     both_checked = threading.Barrier(2)
-    original = desk.inbound._identity_problem
+    original = desk.inbound._sender_messages_store
 
-    def after_duplicate_check(inbound):
+    def after_duplicate_check(**kwargs):
         both_checked.wait(timeout=30)
-        return original(inbound)
+        return original(**kwargs)
 
-    monkeypatch.setattr(desk.inbound, "_identity_problem", after_duplicate_check)
+    monkeypatch.setattr(desk.inbound, "_sender_messages_store", after_duplicate_check)
     raw = json.dumps(text_body(wamid="wamid.SAME-INSTANT")).encode()
     responses = _deliver_from_threads(raw, threads=2)
     assert sorted((r.status_code, r.json()["stored"], r.json()["duplicates"]) for r in responses) == [

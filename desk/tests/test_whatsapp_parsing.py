@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 import pytest
 
 from desk.whatsapp import parse_webhook, signature_header, verify_signature
-from tests.fake_graph import (
+from tests.support.fake_graph import (
     BUSINESS_PHONE_NUMBER_ID,
     change_value,
     delivery_status,
@@ -101,7 +101,12 @@ def test_a_text_message_carries_sender_name_business_ids_and_time():
      "Facturas", {"reply_type": "list_reply", "reply_id": "inv", "description": "Ver"}),
     ("button", {"button": {"text": "Sí, contactarme", "payload": "YES"}}, "Sí, contactarme",
      {"button_payload": "YES"}),
-    ("unsupported", {"errors": [{"code": 131051, "title": "Message type unknown"}]}, "", {}),
+    ("unsupported", {"errors": [{"code": 131051, "title": "Message type unknown"}]},
+     "WhatsApp could not deliver what the customer sent: Message type unknown (code 131051)", {}),
+    ("order", {"order": {"catalog_id": "C1", "text": "dos routers",
+                         "product_items": [{"product_retailer_id": "R1", "quantity": 2}]}},
+     "dos routers", {"order_items": 1}),
+    ("order", {"order": {"catalog_id": "C1", "product_items": []}}, "", {"order_items": 0}),
 ])
 def test_non_text_messages_are_read_with_the_details_the_desk_needs(kind, content, text, details):
     batch = parse_webhook(webhook_body(change_value(messages=[inbound_message(kind, **content)])))
@@ -248,3 +253,10 @@ def test_parsing_does_not_modify_the_body():
     before = copy.deepcopy(body)
     parse_webhook(body)
     assert body == before
+
+
+def test_a_bad_business_scoped_id_in_the_contacts_array_is_left_out_not_fatal():
+    contacts = [{"profile": {"name": "Ana"}, "wa_id": "584121234567", "user_id": "VE.\x001"}]
+    message = inbound_message(wa_id="584121234567", wamid="wamid.OK")
+    (parsed,) = parse_webhook(webhook_body(change_value(messages=[message], contacts=contacts))).messages
+    assert (parsed.wamid, parsed.user_id, parsed.name) == ("wamid.OK", "", "Ana")

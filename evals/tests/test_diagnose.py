@@ -17,7 +17,7 @@ from kb.inspect import rank_changes, section_edit_url
 from kb.models import Chunk, Document, EmbeddingSpace
 from kb.search import search
 from kb.services import documents_import
-from kb.tests.test_import_and_search import REFUND, TRIAL
+from tests.support.kb_docs import REFUND, TRIAL
 from traces.models import ReviewNote, ReviewSession, Trace
 
 QUERY = "Can I cancel my annual plan and get a refund?"

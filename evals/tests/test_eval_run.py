@@ -14,7 +14,7 @@ from evals.judge import FaithfulnessJudge
 from evals.models import EvalRun, GoldenCase, GoldenSet, JudgeVerdict
 from evals.runner import EvalRunError, eval_run, run_baseline, run_compare
 from evals.services import golden_case_update, golden_import, golden_set_bump
-from tests.fake_openai import FakeOpenAI
+from tests.support.fake_openai import FakeOpenAI
 from traces.models import Trace
 
 RECONNECTION = {"id": "reconnect", "query": "cuanto cobran por reconexion de fibra",

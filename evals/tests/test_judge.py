@@ -19,7 +19,7 @@ from evals.judge import (
     load_judge_prompt,
     parse_judgement,
 )
-from tests.fake_openai import FakeOpenAI
+from tests.support.fake_openai import FakeOpenAI
 
 EVIDENCE = [
     Evidence("E1", "Reconexión fibra: la reconexión cuesta Bs. 350,00 y se hace en 4 horas hábiles."),

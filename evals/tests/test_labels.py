@@ -18,7 +18,7 @@ from evals.labels import (
     split_for,
 )
 from evals.models import EvalRun, EvalRunItem, GoldenSet, HumanLabel, JudgeVerdict
-from tests.fake_openai import FakeOpenAI
+from tests.support.fake_openai import FakeOpenAI
 from traces.models import Trace
 
 EVIDENCE = [{"id": "E1", "text": "Reconexión fibra: la reconexión cuesta Bs. 350,00 y se hace en 4 horas hábiles.",

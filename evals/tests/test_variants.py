@@ -11,7 +11,7 @@ from desk.models import Contact, Conversation
 from evals.models import GoldenCase, GoldenSet
 from evals.services import golden_case_from_trace, golden_case_update, golden_export
 from evals.variants import VariantError, normalized_query, rewrites, variant_review, variants_generate
-from tests.fake_openai import FakeOpenAI
+from tests.support.fake_openai import FakeOpenAI
 from traces.models import ReviewNote, ReviewSession, SessionTrace, Trace
 from traces.services import failure_class_create, failure_class_merge, review_notes_assign
 

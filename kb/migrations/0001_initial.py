@@ -4,11 +4,12 @@ import django.contrib.postgres.fields
 import django.contrib.postgres.indexes
 import django.contrib.postgres.search
 import django.db.models.deletion
-import kb.models
 import pgvector.django.extensions
 import pgvector.django.indexes
 import pgvector.django.vector
 from django.db import migrations, models
+
+import kb.models
 
 
 class Migration(migrations.Migration):

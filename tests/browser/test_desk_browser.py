@@ -27,7 +27,7 @@ def _earlier_escalations():
     """Two customers already waiting, so the queue has more than one reason and colour."""
     from desk.models import Escalation
     from desk.services import conversation_escalate
-    from desk.tests.desk_factories import customer_says
+    from tests.support.factories import customer_says
 
     for name, reason, summary, text, minutes in [
         ("Pedro Salas", "TOOL_ERROR", "Could not query the billing system (possible outage).",

@@ -60,8 +60,8 @@ def test_an_editor_takes_the_worst_retrieval_failure_to_a_fixed_section_and_its_
         live_server, browser_page, sample_kb_of_this_test, healthy_billing, make_staff, settings):
     from playwright.sync_api import expect
 
-    from kb.models import Chunk, Document
     from evals.models import GoldenCase
+    from kb.models import Chunk, Document
 
     session, note = _demo(settings)
     before_version = Document.objects.get(slug="proration-en").version

@@ -1,8 +1,8 @@
 """A KB editor edits a document in Debian's Chromium: the live preview updates as they type, the save
 re-embeds the changed section in the background and the document page shows it done."""
 
-from kb.tests.test_editing import PLANS
 from tests.browser.conftest import BROWSER_MARKS, SCREENSHOTS, log_in
+from tests.support.kb_docs import PLANS
 
 pytestmark = BROWSER_MARKS
 

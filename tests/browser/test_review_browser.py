@@ -9,11 +9,9 @@ assigning the notes in bulk — goes through the pages, driven by Playwright aga
 import uuid
 from datetime import timedelta
 
-import pytest
-from django.conf import settings
 from django.utils import timezone
 
-from tests.browser.conftest import BROWSER_MARKS, SCREENSHOTS, WAIT_MS, log_in
+from tests.browser.conftest import BROWSER_MARKS, SCREENSHOTS, log_in
 
 pytestmark = BROWSER_MARKS
 

@@ -3,17 +3,7 @@ moves from desk.StaffAccess to Trace."""
 
 from django.db import migrations
 
-
-MOVES = [("review_traces", "Review traces, code failures and run evals", "traces", "trace")]
-
-def permission_move(apps, schema_editor):
-    """Move the permission rows (and so every group's link to them) from the old desk.StaffAccess holder."""
-    ContentType = apps.get_model("contenttypes", "ContentType")
-    Permission = apps.get_model("auth", "Permission")
-    for codename, label, app_label, model in MOVES:
-        target, _ = ContentType.objects.get_or_create(app_label=app_label, model=model)
-        Permission.objects.filter(content_type__app_label="desk", content_type__model="staffaccess",
-                                  codename=codename).update(content_type=target)
+from core.migration_ops import permission_mover
 
 
 class Migration(migrations.Migration):
@@ -100,5 +90,5 @@ class Migration(migrations.Migration):
             name='trace',
             options={'ordering': ['-created_at', '-pk'], 'permissions': [('review_traces', 'Review traces, code failures and run evals')]},
         ),
-        migrations.RunPython(permission_move, migrations.RunPython.noop),
+        migrations.RunPython(permission_mover([("review_traces", "traces", "trace")]), migrations.RunPython.noop),
     ]

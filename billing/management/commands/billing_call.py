@@ -19,9 +19,9 @@ import httpx
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
+from billing.breaker import retry_in
 from billing.client import CAPABILITIES, LOOKUP_KEYS, billing_breaker, billing_client
 from billing.simulator.app import parse_fault
-from billing.breaker import retry_in
 
 
 class Command(BaseCommand):
@@ -141,7 +141,9 @@ class Command(BaseCommand):
         self.stdout.write(f"   simulator requests served: {self._simulator_count()}")
         for index, fact in enumerate(result.evidence, start=1):
             unit = f" {fact.currency}" if fact.currency else ""
-            self.stdout.write(f"   E{index} [{fact.kind}] {fact.value}{unit} — {fact.text}")
+            self.stdout.write(f"   F{index} [{fact.kind}] {fact.value}{unit} — {fact.text}")
+        for figure in result.key_figures:
+            self.stdout.write(f"   key figure ({figure.role}) {figure.name} = {figure.figure} in {figure.evidence_id}")
 
     @staticmethod
     def _simulator_count() -> str:

@@ -15,7 +15,6 @@ import random
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-
 HANG = "__hang__"
 
 

@@ -10,6 +10,13 @@ from django.utils import timezone
 
 from desk.models import Channel, Contact, Conversation, Escalation, Event, Message
 from desk.services import conversation_escalate
+from desk.whatsapp import signature_header
+from tests.support.fake_graph import change_value, inbound_message, webhook_body
+
+WEBHOOK_URL = "/webhooks/whatsapp/"
+SECRET = "app-secret-for-tests"
+VERIFY_TOKEN = "verify-token-for-tests"
+CUSTOMER = "584121234567"
 
 
 def conversation_start(*, name="Marisol Rojas", channel=Channel.WEBCHAT, wa_id="", customer_id="C-1001",
@@ -61,3 +68,14 @@ def in_thread(target, errors: list) -> threading.Thread:
         finally:
             connections.close_all()
     return threading.Thread(target=run)
+
+
+# WhatsApp deliveries (the `deliver` fixture in conftest.py posts them) ----------------------------
+
+def sign(raw: bytes) -> str:
+    return signature_header(raw, SECRET)
+
+
+def text_body(*, wamid="wamid.IN1", wa_id=CUSTOMER, body="¿Cuánto debo este mes?", timestamp=1739321024):
+    return webhook_body(change_value(messages=[inbound_message(wa_id=wa_id, wamid=wamid, timestamp=timestamp,
+                                                               text={"body": body})]))

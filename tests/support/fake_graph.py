@@ -4,7 +4,7 @@
 Replies are scripted per test: each queued step is a `Reply` (status, JSON body, headers,
 optional delay); with an empty script every valid request is accepted with a fresh wamid.
 Requests that Meta would refuse (no or wrong token, another phone number id, a body without
-messaging_product/to/text.body) get Meta's error objects whatever the script says. Every
+messaging_product, to or recipient, text.body) get Meta's error objects whatever the script says. Every
 request is recorded (path, headers, JSON body).
 """
 
@@ -104,7 +104,8 @@ class FakeGraph:
                 kind="GraphMethodException"))
         if not isinstance(body, dict) or body.get("messaging_product") != "whatsapp":
             return Reply(400, graph_error(100, "(#100) The parameter messaging_product is required."))
-        if not body.get("to"):
+        if not body.get("to") and not body.get("recipient"):
+            # A phone number in `to`, or a business-scoped user id (BSUID) in `recipient`.
             return Reply(400, graph_error(100, "(#100) The parameter to is required."))
         if body.get("type", "text") == "text" and not (body.get("text") or {}).get("body"):
             return Reply(400, graph_error(100, "(#100) The parameter text['body'] is required."))
@@ -146,7 +147,10 @@ class FakeGraph:
                     return
                 reply = fake.script.pop(0) if fake.script else FakeGraph.accepted()
                 if reply.status == 200 and "contacts" in reply.body:
-                    reply.body["contacts"] = [{"input": body["to"], "wa_id": body["to"].lstrip("+")}]
+                    # Meta answers with wa_id for a send to a number, user_id for a send to a BSUID.
+                    reply.body["contacts"] = [{"input": body["to"], "wa_id": body["to"].lstrip("+")}
+                                              if body.get("to") else
+                                              {"input": body["recipient"], "user_id": body["recipient"]}]
                 self._send(reply)
 
         return Handler

@@ -1,0 +1,76 @@
+"""`python manage.py answer`: the bot's decision for one message as stable JSON, writing nothing."""
+
+import json
+from io import StringIO
+
+import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
+
+from desk.models import Escalation, Message
+from traces.models import Trace
+
+pytestmark = pytest.mark.django_db
+
+KEYS = {"outcome", "route", "reason", "reply", "internal_note", "retrieved", "evidence", "citations"}
+
+
+@pytest.fixture(autouse=True)
+def _kb(sample_kb):
+    return sample_kb
+
+
+def answer(*args):
+    out = StringIO()
+    call_command("answer", *args, "--json", stdout=out)
+    return json.loads(out.getvalue())
+
+
+def test_an_answered_policy_question_with_what_was_retrieved_and_cited():
+    decision = answer("cuanto cobran por reconexion de fibra")
+    assert set(decision) == KEYS
+    assert (decision["outcome"], decision["route"], decision["reason"]) == ("answered", "document", "")
+    assert "350,00" in decision["reply"] and "[E" not in decision["reply"]
+    assert decision["retrieved"] and set(decision["retrieved"][0]) == {"doc", "section", "vector_score",
+                                                                       "matched_by_text", "kept"}
+    assert decision["retrieved"][0]["doc"] == "reconexion-fibra-es"
+    assert [set(e) for e in decision["evidence"]] == [{"id", "text", "value"}] * len(decision["evidence"])
+    assert decision["citations"] == ["E1"] and decision["internal_note"] == ""
+    assert not Trace.objects.exists() and not Message.objects.exists()  # nothing written
+
+
+def test_an_escalation_names_its_reason_and_the_notice_the_customer_would_get():
+    decision = answer("quiero hablar con una persona")
+    assert (decision["outcome"], decision["route"], decision["reason"]) == ("escalated", "human", "USER_REQUEST")
+    assert "persona de nuestro equipo" in decision["reply"]
+    assert decision["retrieved"] == [] and decision["citations"] == []
+    assert not Escalation.objects.exists()
+
+
+def test_an_account_question_without_a_customer_asks_for_the_account_number():
+    decision = answer("¿cuánto debo?")
+    assert (decision["outcome"], decision["route"]) == ("clarify", "account")
+    assert "cédula" in decision["reply"]
+
+
+def test_a_known_customer_gets_their_billing_facts_as_evidence(healthy_billing):
+    decision = answer("¿cuánto debo?", "--customer", "C-1001")
+    assert decision["outcome"] == "answered" and decision["route"] == "account"
+    assert any(e["value"] is not None for e in decision["evidence"])
+
+
+def test_small_talk_in_english():
+    decision = answer("hello", "--language", "en")
+    assert (decision["outcome"], decision["route"]) == ("answered", "smalltalk")
+    assert "plans, invoices and payments" in decision["reply"]
+
+
+def test_an_empty_query_is_refused():
+    with pytest.raises(CommandError):
+        call_command("answer", "  ", "--json", stdout=StringIO())
+
+
+def test_without_json_it_prints_a_readable_summary():
+    out = StringIO()
+    call_command("answer", "quiero hablar con una persona", stdout=out)
+    assert out.getvalue().startswith("escalated · route human · USER_REQUEST")

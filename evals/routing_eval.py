@@ -1,0 +1,64 @@
+"""The router measured on the labelled messages it never learnt from (the dev and test splits).
+
+`examples` is what the router keeps (bot/data/routing_examples.jsonl); `dev` is where its rules and
+threshold were chosen; `test` is only for the report. Held-out messages are embedded through the
+router's on-disk cache, so a second run costs seconds.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from bot.router import LocalRouter
+from bot.routing import Route
+
+LABELS_PATH = Path(__file__).resolve().parent / "fixtures" / "labels" / "routing.jsonl"
+ROUTES = [route.value for route in Route]
+
+
+def labelled_messages(split: str, path: Path = LABELS_PATH) -> list[dict]:
+    """Return the labelled routing messages of one split."""
+    with open(path, encoding="utf-8") as handle:
+        return [row for row in map(json.loads, handle) if row["split"] == split]
+
+
+@dataclass
+class RoutingReport:
+    split: str
+    total: int
+    correct: int
+    confusion: Counter = field(default_factory=Counter)  # (label, routed) -> count
+    unsure: int = 0
+
+    @property
+    def accuracy(self) -> float:
+        return self.correct / self.total if self.total else 0.0
+
+    def recall(self, route: str) -> float:
+        labelled = sum(n for (label, _), n in self.confusion.items() if label == route)
+        return self.confusion[(route, route)] / labelled if labelled else 0.0
+
+    def table(self) -> str:
+        """Return the confusion matrix as Markdown: rows are labels, columns the routes taken."""
+        lines = ["| label \\ routed | " + " | ".join(ROUTES) + " | recall |",
+                 "|---|" + "---:|" * (len(ROUTES) + 1)]
+        for label in ROUTES:
+            cells = " | ".join(str(self.confusion[(label, routed)] or "·") for routed in ROUTES)
+            lines.append(f"| {label} | {cells} | {self.recall(label):.2f} |")
+        return "\n".join(lines)
+
+
+def routing_report(router: LocalRouter, split: str) -> RoutingReport:
+    """Route every message of a split with the router's rules and classifier; count what went where."""
+    messages = labelled_messages(split)
+    vectors = router.cache.embed([m["text"] for m in messages], router.embedder.embed_query)
+    report = RoutingReport(split=split, total=len(messages), correct=0)
+    for message, vector in zip(messages, vectors, strict=True):
+        routing = router.route_vector(message["text"], vector, default_language=message["language"])
+        report.confusion[(message["route"], routing.route.value)] += 1
+        report.correct += routing.route.value == message["route"]
+        report.unsure += routing.unsure
+    return report
