@@ -13,12 +13,19 @@ from django.utils import timezone
 
 from desk.models import CannedReply, Message
 from desk.services import conversation_take_over
-from desk.tests.desk_factories import escalated
 from evals.models import GoldenCase, GoldenSet
+from tests.support.factories import conversation_start, escalated
 from traces import services as review
-from traces.tests.test_trace_browser import make_trace
+from traces.models import Trace
 
 pytestmark = pytest.mark.django_db
+
+
+def a_trace(*, hours_ago: int) -> Trace:
+    trace = Trace.objects.create(conversation=conversation_start(), channel="webchat", language="es",
+                                 route="document", outcome="answered", query="cuánto debo", index_version=1)
+    Trace.objects.filter(pk=trace.pk).update(created_at=timezone.now() - dt.timedelta(hours=hours_ago))
+    return trace
 
 
 def page_text(response) -> str:
@@ -32,7 +39,7 @@ def analyst(client, make_staff):
 
 
 def test_the_trace_browser_ignores_impossible_filters_and_says_which(analyst):
-    trace = make_trace(when=timezone.now() - dt.timedelta(hours=1))
+    trace = a_trace(hours_ago=1)
     response = analyst.get(reverse("traces:list"), {
         "index_version": "²", "failure_class": "٣", "until": "9999-12-31", "since": "2026-13-45T10:00:00",
         "model": "a\x00b", "latency_above": "NaN", "after": "2026-13-45T10:00:00_1"})
@@ -90,7 +97,7 @@ def test_the_verifier_refuses_evidence_nested_5000_deep_before_parsing_it(analys
 
 def test_review_writes_with_impossible_values_say_why(analyst):
     now = timezone.now()
-    make_trace(when=now - dt.timedelta(hours=2))
+    a_trace(hours_ago=2)
     refused = analyst.post(reverse("traces:sessions"), {"since": (now - dt.timedelta(days=1)).date().isoformat(),
                                                         "until": now.date().isoformat(), "seed": "9" * 30},
                            follow=True)
