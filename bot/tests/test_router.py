@@ -8,7 +8,7 @@ import pytest
 
 from bot.router import Example, LLMRouter, LocalRouter, Probe, VectorCache, get_router
 from bot.routing import Route
-from tests.fake_openai import FakeOpenAI
+from tests.support.fake_openai import FakeOpenAI
 
 
 class CountingEmbedder:
