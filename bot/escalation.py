@@ -46,6 +46,36 @@ def agent_summary(reason: Reason, *, query: str = "", details: list[str] | None 
     return EscalationNote(reason=reason, summary=SUMMARIES[reason], detail="\n".join(lines), facts=list(details or []))
 
 
+def situation_note(*, customer_id: str, tool_calls: list[dict], retrieval: list[dict], route: str = "",
+                   shown: int = 5) -> str:
+    """Return the internal note of an escalation no writer wrote: what the bot already knew.
+
+    Whether the customer is identified, each billing call and how it ended (the capability that failed
+    and its error), and the documents retrieval looked at — so the agent does not ask or search again.
+    """
+    lines = [f"Customer: identified as {customer_id}." if customer_id
+             else "Customer: not identified (no account is linked to this conversation)."]
+    if route:
+        lines.append(f"Route: {route}.")
+    for call in tool_calls:
+        capability = call.get("capability", "?")
+        error = call.get("error") or {}
+        if call.get("ok"):
+            lines.append(f"Billing: {capability} answered ({len(call.get('evidence') or [])} facts).")
+        else:
+            lines.append(f"Billing: {capability} failed — {error.get('code', 'unknown')}: "
+                         f"{error.get('message', 'no message')}.")
+    if retrieval:
+        looked = [f"{hit.get('doc')} § {hit.get('section')} ({'kept' if hit.get('kept') else 'pruned'}, "
+                  f"vector {hit.get('vector_score')})" for hit in retrieval[:shown]]
+        more = f" and {len(retrieval) - shown} more" if len(retrieval) > shown else ""
+        lines.append("Documents looked at: " + "; ".join(looked) + more + ".")
+    else:
+        lines.append("Documents looked at: none (the turn stopped before searching the knowledge base).")
+    lines.append("The bot wrote no reply.")
+    return "\n".join(lines)
+
+
 def customer_notice(language: str) -> str:
     """Return the one message the customer gets when a person takes over, in their language."""
     return CUSTOMER_NOTICE.get(language, CUSTOMER_NOTICE["es"])

@@ -6,8 +6,13 @@ fix the answer from the message alone, warnings, derived numbers and one `TokenC
 
 Rules, strictest first (docs/bot.md explains each with examples):
 R1 literal whole token · R2 amount value · R3 identifier digits · R4 sum/difference of two
-evidence amounts (derived) · R5 percent · R6 citations · R7 customer-view promises and jargon ·
-R8 calendar date · R9 anything numeric left unsupported is a problem.
+evidence amounts (derived) · R5 percent · R6 citations, one citation group per figure · R7
+customer-view promises and jargon · R8 calendar date · R9 anything numeric left unsupported is a problem.
+
+R6 reads adjacent markers (`[E1][E2]`, `[E1, E2]`) as one citation group. A figure is checked against
+the group that follows it in its sentence (the last group when none follows); a sentence with a single
+group covers all its figures wherever they stand. A figure held only by another group of the same
+sentence "cited the wrong item": swapped citations are as wrong as a made-up figure.
 """
 
 from __future__ import annotations
@@ -131,6 +136,7 @@ class TokenCheck:
     rule: str | None
     evidence: tuple[str, ...] = ()
     reason: str = ""
+    cited: tuple[str, ...] = ()  # the citation group the figure was checked against (R6)
 
     @property
     def ok(self) -> bool:
@@ -175,6 +181,28 @@ def evidence_from_data(data: object) -> list[Evidence]:
             raise ValueError(f"{where}.value must be a string, a number or null")
         evidence.append(Evidence(evidence_id, text, None if value is None else str(value)))
     return evidence
+
+
+@dataclass(frozen=True, slots=True)
+class KeyFigure:
+    """A figure the answer must state, and where the evidence holds it (for the writer's fix)."""
+
+    figure: str  # machine or customer notation: "324.80", "2026-10-04", "11"
+    evidence_id: str = ""
+    name: str = ""  # what it is: delta, late_fee, payment_date…
+
+
+class _Group:
+    """Adjacent citation markers of one sentence ([E1][E2], [E1, E2]): one citation."""
+
+    __slots__ = ("start", "end", "ids")
+
+    def __init__(self, start: int, end: int, ids: list[str]) -> None:
+        self.start, self.end, self.ids = start, end, ids
+
+    @property
+    def cited(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(self.ids))
 
 
 class _Token:
@@ -320,6 +348,27 @@ def strip_citations(text: str) -> str:
     return _CITATION_RE.sub("", text).strip()
 
 
+def _items_of(ids, by_id: dict[str, list[_Item]]) -> list[_Item]:
+    """Return the evidence items the ids name (unknown ids are reported elsewhere), each once."""
+    return [item for evidence_id in dict.fromkeys(ids) for item in by_id.get(evidence_id, ())]
+
+
+def _group_of(token: _Token, groups: list[_Group]) -> _Group | None:
+    """Return the citation group a figure answers to: the only one, the next one, or the last one before it."""
+    if len(groups) == 1:
+        return groups[0]
+    return next((group for group in groups if group.start >= token.end), groups[-1] if groups else None)
+
+
+def _wrong_item(token: _Token, group: _Group, holders: tuple[str, ...], scope: list[_Item]) -> str:
+    """Word a swapped citation: the figure is real, but the citation after it names another item."""
+    citations = " ".join(f"[{evidence_id}]" for evidence_id in group.cited)
+    reason = (f"{token.text} cited the wrong item: the citation after it ({citations}) does not hold it; it is "
+              f"in {', '.join(holders)}, which this sentence cites for another figure")
+    reason += _listing(token.kind, scope, "the evidence cited after it")
+    return reason + f" — put [{holders[0]}] right after {token.text} and each citation after the figure it holds."
+
+
 def _cents_text(cents: int) -> str:
     return f"{cents // 100}.{cents % 100:02d}"
 
@@ -395,11 +444,12 @@ def _listing(kind: str, scope: list[_Item], where: str) -> str:
     return f"; the {singular if len(found) == 1 else plural} in {where}: {shown}"
 
 
-def _explain(token: _Token, scope: list[_Item], citations: str, items: list[_Item]) -> str:
+def _explain(token: _Token, scope: list[_Item], citations: str, items: list[_Item], *, grouped: bool = False) -> str:
     """Word the failure so the writer can fix the answer from this message alone."""
     noun = _KIND_NOUNS[token.kind][0]
     if citations:
-        reason = f"{token.text} is not in the evidence cited in this sentence ({citations})"
+        where_cited = "cited after it" if grouped else "cited in this sentence"
+        reason = f"{token.text} is not in the evidence {where_cited} ({citations})"
         rule, ids, derivation = _support(token, _indexed([item for item in items if item not in scope]))
         where = "the cited evidence"
     else:
@@ -424,9 +474,15 @@ def verify(
     *,
     customer_view: bool,
     banned_phrases: list[str] | None = None,
-    key_figures: list[str] | None = None,
+    key_figures: list[str | KeyFigure] | None = None,
+    require_citations: bool = False,
 ) -> Verdict:
-    """Return the verdict on every number, citation and (for the customer view) phrase of the answer."""
+    """Return the verdict on every number, citation and (for the customer view) phrase of the answer.
+
+    `key_figures` are figures the answer must state (a string, or a `KeyFigure` naming the evidence item
+    that holds it); `require_citations` makes a sentence with figures and no citation a problem instead
+    of a warning (the agent's internal note must cite everything it says).
+    """
     known_ids = {e.id for e in evidence}
     items = [_Item(e, known_ids) for e in evidence]
     by_id: dict[str, list[_Item]] = {}
@@ -452,10 +508,16 @@ def verify(
             sentence_tokens.append(tokens[position])
             position += 1
         cited: list[str] = []
+        groups: list[_Group] = []
         numbers: list[_Token] = []
         hints: list[str] = []
         for token in sentence_tokens:
             if token.kind == _CITATION:
+                if groups and not answer[groups[-1].end:token.start].strip():
+                    groups[-1].end = token.end
+                    groups[-1].ids.extend(token.key)
+                else:
+                    groups.append(_Group(token.start, token.end, list(token.key)))
                 for evidence_id in token.key:
                     cited.append(evidence_id)
                     if evidence_id not in by_id:
@@ -475,25 +537,47 @@ def verify(
                 numbers.append(token)
                 answer_keys.add((token.kind, token.key))
 
-        cited_items = [item for evidence_id in dict.fromkeys(cited) for item in by_id.get(evidence_id, ())]
-        scope = _indexed(cited_items if cited else items)
-        citations = " ".join(f"[{evidence_id}]" for evidence_id in dict.fromkeys(cited))
+        cited_items = _items_of(cited, by_id)
         for token in numbers:
+            group = _group_of(token, groups)
+            scope = _indexed(_items_of(group.ids, by_id) if group else items)
             rule, ids, derivation = _support(token, scope)
+            if not rule and len(groups) > 1:
+                # Held by another group of this sentence: the citations are swapped, not the figure made up.
+                others = _indexed([item for item in cited_items if item.id not in group.ids])
+                rule, ids, derivation = _support(token, others)
+                if rule and not derivation:
+                    reason = _wrong_item(token, group, ids, scope)
+                    problems.append(Problem(token.text, sentence, reason))
+                    checks.append(TokenCheck(token.text, token.start, token.end, token.kind, None, (), reason,
+                                             group.cited))
+                    continue
+                # A sum or difference keeps R4: its operands may be cited anywhere in the sentence.
+                derivation = _derive(token.key, _indexed(cited_items)) if token.kind == AMOUNT else None
+                rule, ids, derivation = ("R4", derivation[1], derivation[0]) if derivation else ("", (), "")
+            cited_group = group.cited if group else ()
             if rule:
-                checks.append(TokenCheck(token.text, token.start, token.end, token.kind, rule, ids))
+                checks.append(TokenCheck(token.text, token.start, token.end, token.kind, rule, ids, "", cited_group))
                 cite = f"[{ids[0]}]"
                 if derivation:
                     derived.append(Derived(token.text, _cents_text(token.key), derivation, ids))
                     cite = f"[{ids[0]}][{ids[1]}]"
                 hints.append(f"{token.text} → {cite}")
             else:
-                reason = _explain(token, scope, citations, items)
+                citations = " ".join(f"[{evidence_id}]" for evidence_id in cited_group)
+                reason = _explain(token, scope, citations, items, grouped=len(groups) > 1)
                 problems.append(Problem(token.text, sentence, reason))
-                checks.append(TokenCheck(token.text, token.start, token.end, token.kind, None, (), reason))
+                checks.append(TokenCheck(token.text, token.start, token.end, token.kind, None, (), reason,
+                                         cited_group))
         if numbers and not cited:
-            warnings.append(f'"{sentence}" states figures without a citation; cite the evidence item that holds '
-                            f"each figure ({', '.join(hints) or 'none of them is in the evidence'}).")
+            figures = ", ".join(hints) or "none of them is in the evidence"
+            if require_citations:
+                problems.append(Problem(sentence, sentence, (
+                    f"this sentence states figures without a citation; cite the evidence item right after each "
+                    f"figure ({figures}).")))
+            else:
+                warnings.append(f'"{sentence}" states figures without a citation; cite the evidence item that '
+                                f"holds each figure ({figures}).")
 
         if customer_view and "_" in sentence:
             for match in _SNAKE_CASE_RE.finditer(sentence):
@@ -506,14 +590,18 @@ def verify(
             f'"{listed[folded]}" promises a refund, a date or an outcome nobody has confirmed; remove it and say '
             "what the evidence shows and that an agent will confirm the rest.")))
 
-    for figure in key_figures or ():
+    for required in key_figures or ():
+        required = required if isinstance(required, KeyFigure) else KeyFigure(required)
+        figure = required.figure
         figure_tokens = [t for t in _scan(figure, set()) if t.kind in _NUMERIC_KINDS]
         if not figure_tokens:
             raise ValueError(f"key figure {figure!r} holds no number")
         if (figure_tokens[0].kind, figure_tokens[0].key) not in answer_keys:
+            what = f" ({required.name})" if required.name else ""
+            where = f" ({required.evidence_id} holds it)" if required.evidence_id else ""
             problems.append(Problem(figure, "", (
-                f"The answer must state {figure}, the key figure of this finding; include it exactly as the "
-                "evidence writes it, with its citation.")))
+                f"The answer must state {figure}{what}, the key figure of this finding{where}; include it exactly "
+                "as the evidence writes it, with its citation.")))
 
     checks.sort(key=lambda check: check.start)
     return Verdict(not problems, problems, warnings, derived, checks)

@@ -19,16 +19,24 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from bot import grounding, humanizer
-from bot.escalation import Reason, agent_summary, ask_for_identity, customer_notice
+from bot import clarify, grounding, humanizer
+from bot.escalation import Reason, agent_summary, ask_for_identity, customer_notice, situation_note
 from bot.router import get_router
 from bot.routing import Route, account_capability
 from bot.smalltalk import small_talk_reply
-from bot.writer import TemplateWriter, WriterError, WriterRequest, get_writer
+from bot.writer import (
+    TemplateWriter,
+    WriterError,
+    WriterRequest,
+    fact_evidence,
+    get_writer,
+    turn_key_figures,
+)
 from desk.models import Contact, Conversation, Message
 from desk.services import bot_reply_record, conversation_escalate
 from desk.whatsapp import UNREADABLE_KINDS
 from kb.search import search
+from kb.selectors import document_alternatives
 from traces.draft import TraceDraft
 from traces.models import Trace
 
@@ -41,6 +49,7 @@ class Answered:
     text: str
     citations: list[str] = field(default_factory=list)
     asks_identity: bool = False  # the reply asks for an account number instead of answering
+    note: str = ""  # the verified internal note for the agent (citations kept)
 
 
 @dataclass
@@ -48,11 +57,20 @@ class Escalated:
     reason: Reason
     details: list[str] = field(default_factory=list)
     suggestion: str = ""
+    note: str = ""  # what the agent should know; written from the draft when empty
 
 
 @dataclass
 class Silenced:
     where: str
+
+
+@dataclass
+class Clarify:
+    """The bot asks one short question before answering; the original question waits on the conversation."""
+
+    text: str
+    pending: dict
 
 
 class TurnRecorder:
@@ -147,7 +165,7 @@ def run_turn(*, message_id: int, writer=None, billing=None, clock=time.perf_coun
 class QueryAnswer:
     """What the bot decided for one query, with everything a trace would record about it."""
 
-    outcome: Answered | Escalated | Silenced
+    outcome: Answered | Escalated | Clarify | Silenced
     draft: TraceDraft
 
 
@@ -166,7 +184,7 @@ def answer_query(*, query: str, language: str = "es", customer_id: str = "", his
     if outcome is None:
         outcome = _answer(recorder, routing, query, customer_id=customer_id or "",
                           resolve_customer=lambda _query: None, history=lambda: list(history),
-                          writer=writer, billing=billing or _billing())
+                          writer=writer, billing=billing or _billing(), ask=lambda _pending: None)
     return QueryAnswer(outcome, recorder.finish())
 
 
@@ -253,6 +271,19 @@ def _decide(recorder, message, conversation, contact, *, writer, billing):
         Conversation.objects.filter(pk=conversation.pk).update(pending_query="")
         conversation.pending_query = ""
 
+    # A reply to a clarifying question: answer the question asked before with the option picked.
+    chosen = None
+    if conversation.pending_clarification:
+        stored = conversation.pending_clarification
+        chosen = clarify.choose(message.text, clarify.pending_options(stored))
+        if chosen is not None:
+            query = stored["query"]
+            routing = get_router().route(query, default_language=contact.language)
+            draft.query, draft.route = query, routing.route.value
+            draft.routing_rule = f"clarified: {chosen.label}; original question"[:100]
+        Conversation.objects.filter(pk=conversation.pk).update(pending_clarification={})
+        conversation.pending_clarification = {}
+
     def resolve_customer(asked):
         found = _identify_by_channel(recorder, billing, conversation, contact)
         if not found and not isinstance(found, Escalated):
@@ -260,22 +291,29 @@ def _decide(recorder, message, conversation, contact, *, writer, billing):
             Conversation.objects.filter(pk=conversation.pk).update(pending_query=asked)
         return found
 
+    def ask(pending):
+        Conversation.objects.filter(pk=conversation.pk).update(pending_clarification=pending)
+
     return _answer(recorder, routing, query, customer_id=contact.customer_id, resolve_customer=resolve_customer,
-                   history=lambda: _history(conversation, message), writer=writer, billing=billing)
+                   history=lambda: _history(conversation, message), writer=writer, billing=billing, ask=ask,
+                   chosen=chosen)
 
 
-def _answer(recorder, routing, query, *, customer_id, resolve_customer, history, writer, billing):
+def _answer(recorder, routing, query, *, customer_id, resolve_customer, history, writer, billing, ask,
+            chosen=None):
     """Answer a routed, answerable query: billing facts, retrieval, writer, verifier, humanizer.
 
     `resolve_customer(query)` finds an unknown customer for an account question: their id, None
-    (then the bot asks for it) or an Escalated; `history()` returns the earlier turns for the writer.
+    (then the bot asks for it) or an Escalated; `history()` returns the earlier turns for the writer;
+    `ask(pending)` keeps a clarifying question's state; `chosen` is the option the customer picked
+    in reply to one (the query is then the original question).
     A document question about the customer's own bill also gets their billing facts when they are
     known and a model writes (the template writer copies facts instead of the chunk that explains).
     An unsure account question from an unknown customer is answered from the knowledge base instead
     of asking who they are: it may well be the policy question it resembles.
     """
     draft = recorder.draft
-    facts, capability = [], routing.capability
+    facts, key_figures, capability = [], [], routing.capability
     writer = writer or get_writer()
     if routing.route == Route.ACCOUNT and (customer_id or not routing.unsure):
         if not customer_id:
@@ -285,19 +323,35 @@ def _answer(recorder, routing, query, *, customer_id, resolve_customer, history,
             if not found:
                 return Answered(ask_for_identity(routing.language), asks_identity=True)
             customer_id = found
+        period = chosen.period if chosen is not None else ""
         with recorder.stage("billing"):
-            result = getattr(billing, capability)(customer_id)
+            result = (billing.invoice_change(customer_id, period=period) if period
+                      else getattr(billing, capability)(customer_id))
         draft.tool_calls.append(result.to_json())
         if result.should_escalate:
             code = result.error.code if result.error else "unknown"
             return Escalated(Reason.TOOL_ERROR, [f"{capability} failed: {code}."])
+        if capability == "invoice_change" and result.ok and not period:
+            invoices = [result.data["current_invoice"], result.data.get("previous_invoice")]
+            decision = clarify.period_decision(query, [i for i in invoices if i], language=routing.language)
+            if decision.options:
+                return _ask(recorder, ask, "period", query, decision.options, routing.language)
+            if decision.chosen is not None and decision.chosen.period != invoices[0]["period"]:
+                with recorder.stage("billing"):
+                    result = billing.invoice_change(customer_id, period=decision.chosen.period)
+                draft.tool_calls.append(result.to_json())
+                if result.should_escalate:
+                    return Escalated(Reason.TOOL_ERROR, [f"{capability} failed: {result.error.code}."])
         facts = list(result.evidence)
+        key_figures = list(result.key_figures)
     elif routing.account_evidence and customer_id and not isinstance(writer, TemplateWriter):
         facts = _account_evidence(recorder, billing, capability, customer_id)
     draft.customer_id = customer_id
 
+    # After a clarifying question, the picked label helps retrieval find the sibling it names.
+    searched = f"{query} ({chosen.label})" if chosen is not None and chosen.doc else query
     with recorder.stage("retrieve"):
-        result = search(query, k=settings.BOT_RETRIEVAL_K)
+        result = search(searched, k=settings.BOT_RETRIEVAL_K)
     draft.index_version = result.index_version
     draft.retrieval = [
         {key: value for key, value in hit.as_dict().items() if key != "text"} for hit in result.fused
@@ -310,15 +364,38 @@ def _answer(recorder, routing, query, *, customer_id, resolve_customer, history,
         detail = (f"Best chunk {best.doc} § {best.section} scored {best.vector_score} (< {minimum})."
                   if best else "The knowledge base returned nothing.")
         return Escalated(Reason.NO_CONTEXT, [detail])
+    if context and (routing.route != Route.ACCOUNT or not key_figures and not facts):
+        siblings = {slug: clarify.Sibling(slug, row["label"], row["language"], tuple(row["alternatives"]))
+                    for slug, row in document_alternatives(slugs=[h.doc for h in context]).items()}
+        decision = clarify.document_decision(query, [h.doc for h in context], siblings, language=routing.language)
+        if decision.options and chosen is None:
+            return _ask(recorder, ask, "document", query, decision.options, routing.language)
+        picked = chosen if chosen is not None and chosen.doc else decision.chosen
+        if picked is not None and siblings:
+            # The customer named one case: its siblings' chunks would only answer another case.
+            others = {doc for row in siblings.values() for doc in row.alternatives} | set(siblings)
+            context = [h for h in context if h.doc == picked.doc or h.doc not in others] or context
 
     evidence, sources = _evidence(context, facts)
     draft.evidence = [
         {"id": e.id, "text": e.text, "value": e.value, **sources[e.id]} for e in evidence
     ]
+    figures = turn_key_figures(key_figures, first=len(context) + 1)
+    draft.key_figures = [{"evidence_id": k.evidence_id, "value": k.figure, "role": k.role, "name": k.name}
+                         for k in figures]
     draft.prompt_version, draft.model = writer.prompt_version, writer.name
     request = WriterRequest(query=query, language=routing.language, evidence=evidence, sources=sources,
-                            history=history())
+                            history=history(), capability=capability if facts else "", key_figures=figures)
     return _write_and_verify(recorder, writer, request, template=isinstance(writer, TemplateWriter))
+
+
+def _ask(recorder, ask, kind, query, options, language) -> Clarify:
+    """Keep the original question and ask which option applies."""
+    pending = clarify.pending(kind, query, options, language)
+    ask(pending)
+    labels = " / ".join(option.label for option in options)
+    recorder.draft.routing_rule = f"{recorder.draft.routing_rule}; asked: {labels}"[:100]
+    return Clarify(clarify.question(kind, options, language), pending)
 
 
 def _account_evidence(recorder, billing, capability, customer_id) -> list:
@@ -389,11 +466,8 @@ def _evidence(chunks, facts):
         chunk_items.append(grounding.Evidence(id=f"E{number}", text=hit.text, value=None))
         sources[f"E{number}"] = {"kind": "chunk", "chunk_id": hit.chunk_id, "doc": hit.doc,
                                  "section": hit.section, "language": hit.language}
-    fact_items = []
-    for number, fact in enumerate(facts, start=len(chunk_items) + 1):
-        fact_items.append(grounding.Evidence(id=f"E{number}", text=fact.text, value=fact.value))
-        sources[f"E{number}"] = {"kind": "fact", "fact_kind": fact.kind, "currency": fact.currency,
-                                 "derivation": fact.derivation}
+    fact_items, fact_sources = fact_evidence(facts, first=len(chunk_items) + 1)
+    sources.update(fact_sources)
     # Facts first for account questions: the template writer reads them before any chunk.
     return fact_items + chunk_items, sources
 
@@ -413,6 +487,24 @@ def _write_once_with_retry(writer, request, problems, previous, *, heartbeat):
         except WriterError as exc:
             errors.append({"error": str(exc), "raw": exc.raw[:2000]})
     return None, errors
+
+
+def _verdicts(draft, request):
+    """Return the verifier's verdicts on the customer message (key figures included) and on the internal note."""
+    reply = grounding.verify(draft.reply, request.evidence, customer_view=True,
+                             banned_phrases=settings.GROUNDING_BANNED_PHRASES, key_figures=request.required)
+    note = grounding.verify(draft.note, request.note_evidence(), customer_view=False, require_citations=True)
+    return reply, note
+
+
+def _problems(reply_verdict, note_verdict, note: str) -> list[str]:
+    """Return the problems of both texts, worded for a rewrite; an empty note is a problem too."""
+    problems = [f"{p.token}: {p.reason}" for p in reply_verdict.problems]
+    problems += [f"internal_note — {p.token}: {p.reason}" for p in note_verdict.problems]
+    if not note.strip():
+        problems.append("internal_note is empty: write the root cause, the evidence ids, the formulas of derived "
+                        "numbers and what you were unsure about.")
+    return problems
 
 
 def _write_and_verify(recorder, writer, request, *, template: bool):
@@ -435,33 +527,80 @@ def _write_and_verify(recorder, writer, request, *, template: bool):
         draft_row.token_usage = usage
         if draft.needs_human:
             draft_row.attempts.append({"attempt": number, "raw": draft.raw, "reply": draft.reply,
-                                       "needs_human": True})
+                                       "note": draft.note, "needs_human": True})
             if template:
                 return Escalated(Reason.NO_CONTEXT, ["No sentence of the retrieved chunks matches the question."])
-            return Escalated(Reason.MODEL_DEFERRED, [draft.reply] if draft.reply else [])
+            return Escalated(Reason.MODEL_DEFERRED, [draft.reply] if draft.reply else [], note=draft.note)
         with recorder.stage(f"verify_{number}"):
-            verdict = grounding.verify(draft.reply, request.evidence, customer_view=True,
-                                       banned_phrases=settings.GROUNDING_BANNED_PHRASES)
+            verdict, note_verdict = _verdicts(draft, request)
+        attempt_problems = _problems(verdict, note_verdict, draft.note)
         draft_row.attempts.append({
-            "attempt": number, "raw": draft.raw, "reply": draft.reply, "evidence_ids": draft.evidence_ids,
-            "verdict": verdict.as_json(),
+            "attempt": number, "raw": draft.raw, "reply": draft.reply, "note": draft.note,
+            "evidence_ids": draft.evidence_ids,
+            # `grounded` is the verdict on everything that must hold before sending: both texts.
+            "verdict": {**verdict.as_json(), "grounded": not attempt_problems},
+            "note_verdict": note_verdict.as_json(),
         })
-        if verdict.grounded:
+        if not attempt_problems:
             grounded_draft = draft
             break
-        problems = [f"{p.token}: {p.reason}" for p in verdict.problems] or ["the answer is not grounded"]
+        problems = attempt_problems
         previous = draft.raw or draft.reply
     if grounded_draft is None:
-        return Escalated(Reason.UNGROUNDED_OUTPUT, [f"Verifier: {p}" for p in (problems or [])][:5])
+        with recorder.stage("fallback"):
+            return _verified_fallback(recorder, request, problems or [], template=template, last=draft)
+    return _humanized(recorder, request, grounded_draft)
 
-    customer_text = grounding.strip_citations(grounded_draft.reply)
+
+def _humanized(recorder, request, draft, *, details: list[str] | None = None):
+    """Send a verified draft unless the humanizer forbids its wording (then the agent gets it as a suggestion)."""
+    customer_text = grounding.strip_citations(draft.reply)
     with recorder.stage("humanize"):
         check = humanizer.check(customer_text, language=request.language,
                                 banned_phrases=settings.GROUNDING_BANNED_PHRASES)
-    draft_row.humanizer = {"ok": check.ok, "reason": check.reason, "phrase": check.phrase}
+    recorder.draft.humanizer = {"ok": check.ok, "reason": check.reason, "phrase": check.phrase}
     if not check.ok:
-        return Escalated(Reason.FORBIDDEN_PHRASE, [f"{check.reason}: “{check.phrase}”"], suggestion=customer_text)
-    return Answered(customer_text, citations=grounding.citation_ids(grounded_draft.reply))
+        return Escalated(Reason.FORBIDDEN_PHRASE, [*(details or []), f"{check.reason}: “{check.phrase}”"],
+                         suggestion=customer_text, note=draft.note)
+    return Answered(customer_text, citations=grounding.citation_ids(draft.reply), note=draft.note)
+
+
+FALLBACK_REASON = ("every draft the writer was allowed failed the verifier (their problems are in the trace); "
+                   "this is the verified-only answer, built from the evidence alone.")
+
+
+def _verified_fallback(recorder, request, problems: list[str], *, template: bool, last):
+    """After the last rewrite failed: send the answer built only from verified facts, or hand the agent a draft.
+
+    The template answer (composed from billing facts, or the kept chunk's sentence that answers a
+    document question) is sent when it passes the verifier with every key figure. Otherwise the turn
+    escalates UNGROUNDED_OUTPUT, and a template draft whose figures all check out becomes the
+    agent's suggested reply.
+    """
+    draft_row = recorder.draft
+    details = [f"Verifier: {p}" for p in problems][:5]
+    if template:  # the template already was the writer: nothing else is verified-only
+        candidate = last
+    else:
+        candidate = TemplateWriter(fallback_reason=FALLBACK_REASON).write(request)
+    path = "template" if any(request.sources.get(e.id, {}).get("kind") == "fact" for e in request.evidence) \
+        else "quote"
+    if candidate.needs_human:
+        draft_row.fallback = "escalated"
+        return Escalated(Reason.UNGROUNDED_OUTPUT, details)
+    verdict, note_verdict = _verdicts(candidate, request)
+    sendable = not _problems(verdict, note_verdict, candidate.note)
+    draft_row.fallback_draft = {"reply": candidate.reply, "note": candidate.note,
+                                "verdict": verdict.as_json(), "note_verdict": note_verdict.as_json()}
+    if sendable and not template:
+        draft_row.fallback = path
+        return _humanized(recorder, request, candidate, details=details)
+    # Figures that check out but not the whole answer (a key figure missing): the agent decides.
+    figures_hold = not [p for p in verdict.problems if p.sentence]
+    draft_row.fallback = "escalated"
+    suggestion = grounding.strip_citations(candidate.reply) if figures_hold else ""
+    return Escalated(Reason.UNGROUNDED_OUTPUT, details, suggestion=suggestion,
+                     note=candidate.note if not note_verdict.problems else "")
 
 
 def _finish(recorder, lease, message, conversation, contact, outcome) -> Trace | None:
@@ -475,20 +614,25 @@ def _finish(recorder, lease, message, conversation, contact, outcome) -> Trace |
         if not lease.held():
             return None
         sent = None
-        if isinstance(outcome, Answered):
+        if isinstance(outcome, (Answered, Clarify)):
             with recorder.stage("send"):
                 sent = bot_reply_record(conversation_id=conversation.pk, text=outcome.text)
             if sent is None:
                 outcome = Silenced("send")
             else:
-                recorder.draft.final_text, recorder.draft.citations = outcome.text, outcome.citations
+                recorder.draft.final_text = outcome.text
+                recorder.draft.citations = getattr(outcome, "citations", [])
         escalation = None
+        if isinstance(outcome, Answered):
+            recorder.draft.internal_note = outcome.note
         if isinstance(outcome, Escalated):
-            note = agent_summary(outcome.reason, query=message.text or f"[{message.kind}]", details=outcome.details)
+            summary = agent_summary(outcome.reason, query=message.text or f"[{message.kind}]",
+                                    details=outcome.details)
+            recorder.draft.internal_note = outcome.note or _situation(recorder.draft, contact)
             escalation = conversation_escalate(
-                conversation_id=conversation.pk, reason=outcome.reason.value, summary=note.summary,
-                detail=note.detail, suggested_reply=outcome.suggestion,
-                notice=customer_notice(contact.language),
+                conversation_id=conversation.pk, reason=outcome.reason.value, summary=summary.summary,
+                detail=summary.detail, suggested_reply=outcome.suggestion,
+                notice=customer_notice(contact.language), internal_note=recorder.draft.internal_note,
             )
         draft = recorder.finish()
         draft.customer_id = contact.customer_id or draft.customer_id
@@ -500,8 +644,19 @@ def _finish(recorder, lease, message, conversation, contact, outcome) -> Trace |
             provider_message_id=message.provider_message_id or "",
             channel=conversation.channel,
             outcome=(Trace.Outcome.ANSWERED if isinstance(outcome, Answered)
+                     else Trace.Outcome.CLARIFY if isinstance(outcome, Clarify)
                      else Trace.Outcome.SILENCED if isinstance(outcome, Silenced) else Trace.Outcome.ESCALATED),
             escalation_reason=outcome.reason.value if isinstance(outcome, Escalated) else "",
             silenced_at=outcome.where if isinstance(outcome, Silenced) else "",
             **draft.row(),
         )
+
+
+def _situation(draft, contact) -> str:
+    """Return what the bot already knew when it escalated without a writer's note."""
+    return situation_note(
+        customer_id=contact.customer_id or draft.customer_id,
+        tool_calls=draft.tool_calls,
+        retrieval=draft.retrieval,
+        route=draft.route,
+    )

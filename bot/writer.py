@@ -1,17 +1,21 @@
-"""Writers turn evidence into a reply with inline [E#] citations.
+"""Writers turn evidence into a customer message and an internal note, both with inline [E#] citations.
 
 `LLMWriter` calls any OpenAI-compatible Chat Completions server with a JSON-schema structured
-output. `TemplateWriter` needs no model: it copies billing facts verbatim and the decisive
-sentence of the best chunk — dry, and always verified like any other draft.
+output. `TemplateWriter` needs no model: it composes account answers per capability and language
+from the billing facts and key figures (bot/compose.py) and quotes the decisive sentence of the best
+chunk for document questions. Every draft is verified the same way, whoever wrote it.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Protocol
 
+from billing.evidence import KeyFigure as TurnKeyFigure
+from bot.compose import FactItem, plan_answer
+from bot.grounding import Evidence, KeyFigure
 from bot.llm import ModelCallError, openai_client, structured_completion
 from bot.prompt import PROMPT_VERSION, RESPONSE_SCHEMA, build_messages
 from core.text import fold
@@ -19,11 +23,12 @@ from core.text import fold
 
 @dataclass
 class Draft:
-    reply: str
+    reply: str  # the customer message, with [E#] citations
     evidence_ids: list[str]
     needs_human: bool
     raw: str = ""
     usage: dict = field(default_factory=dict)
+    note: str = ""  # the internal note for the agent, with [E#] citations
 
 
 class WriterError(Exception):
@@ -39,8 +44,41 @@ class WriterRequest:
     query: str
     language: str
     evidence: list  # grounding.Evidence items, ids E1…En
-    sources: dict  # evidence id -> {"kind": "chunk"|"fact", "doc"?, "capability"?}
+    sources: dict  # evidence id -> {"kind": "chunk"|"fact", "doc"?, "fact_kind"?, "derivation"?…}
     history: list[tuple[str, str]] = field(default_factory=list)
+    capability: str = ""  # the billing capability that produced the facts, if any
+    key_figures: list[TurnKeyFigure] = field(default_factory=list)  # evidence_id: this turn's E#
+
+    @property
+    def required(self) -> list[KeyFigure]:
+        """Return the primary key figures the customer message must state, for the verifier."""
+        return [KeyFigure(k.figure, k.evidence_id, k.name) for k in self.key_figures if k.role == "primary"]
+
+    @property
+    def formulas(self) -> dict[str, str]:
+        """Return the derivation of each computed fact, by evidence id."""
+        return {eid: source["derivation"] for eid, source in self.sources.items() if source.get("derivation")}
+
+    def note_evidence(self) -> list[Evidence]:
+        """Return the evidence the internal note is checked against: facts carry their formulas."""
+        formulas = self.formulas
+        return [Evidence(e.id, f"{e.text}\n{formulas[e.id]}" if e.id in formulas else e.text, e.value)
+                for e in self.evidence]
+
+
+def fact_evidence(facts, *, first: int) -> tuple[list[Evidence], dict[str, dict]]:
+    """Number billing facts as evidence E{first}…, with the source of each (kind, currency, formula)."""
+    evidence, sources = [], {}
+    for number, fact in enumerate(facts, start=first):
+        evidence.append(Evidence(id=f"E{number}", text=fact.text, value=fact.value))
+        sources[f"E{number}"] = {"kind": "fact", "fact_kind": fact.kind, "currency": fact.currency,
+                                 "derivation": fact.derivation}
+    return evidence, sources
+
+
+def turn_key_figures(key_figures, *, first: int) -> list[TurnKeyFigure]:
+    """Renumber a ToolResult's key figures (`F3` = its third fact) to the turn's ids (facts start at E{first})."""
+    return [replace(figure, evidence_id=f"E{first + figure.index}") for figure in key_figures]
 
 
 class Writer(Protocol):
@@ -64,7 +102,8 @@ class LLMWriter:
 
     def write(self, request, *, problems=None, previous=None) -> Draft:
         messages = build_messages(query=request.query, evidence=request.evidence, language=request.language,
-                                  history=request.history, problems=problems, previous=previous)
+                                  history=request.history, problems=problems, previous=previous,
+                                  formulas=request.formulas, key_figures=request.required)
         try:
             raw, usage = structured_completion(self._client, model=self.model, messages=messages,
                                                schema_name="billing_reply", schema=RESPONSE_SCHEMA)
@@ -81,13 +120,15 @@ def parse_draft(raw: str, *, usage: dict | None = None) -> Draft:
         raise WriterError("model output is not JSON", raw=raw) from exc
     if not isinstance(payload, dict):
         raise WriterError("model output is not a JSON object", raw=raw)
-    reply, ids, needs_human = payload.get("reply"), payload.get("evidence_ids"), payload.get("needs_human")
-    if not isinstance(reply, str) or not isinstance(needs_human, bool) or not isinstance(ids, list) \
-            or not all(isinstance(i, str) for i in ids):
-        raise WriterError("model output does not match the reply schema", raw=raw)
+    reply, note = payload.get("customer_message"), payload.get("internal_note")
+    ids, needs_human = payload.get("evidence_ids"), payload.get("needs_human")
+    if not isinstance(reply, str) or not isinstance(note, str) or not isinstance(needs_human, bool) \
+            or not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
+        raise WriterError("model output does not match the answer schema", raw=raw)
     if not reply.strip() and not needs_human:
-        raise WriterError("model returned an empty reply", raw=raw)
-    return Draft(reply=reply.strip(), evidence_ids=ids, needs_human=needs_human, raw=raw, usage=usage or {})
+        raise WriterError("model returned an empty customer message", raw=raw)
+    return Draft(reply=reply.strip(), evidence_ids=ids, needs_human=needs_human, raw=raw, usage=usage or {},
+                 note=note.strip())
 
 
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -106,7 +147,7 @@ def _stems(text: str) -> set[str]:
     return {w[:5] for w in _WORD.findall(fold(text, case="lower")) if w not in _STOP and len(w) > 2}
 
 
-# What answers "why did my bill change" first: the delta and its causes, then totals and dates.
+# When no composition fits the capability: the facts that answer "why did my bill change" first.
 _FACT_PRIORITY = {kind: rank for rank, kind in enumerate([
     "invoice_delta", "duplicate_charge", "promotion_ended", "promotion_value", "proration", "proration_days",
     "late_fee", "late_fee_basis", "reconnection", "tax_rate_change", "tax_rate_effect", "outage_credit",
@@ -114,20 +155,28 @@ _FACT_PRIORITY = {kind: rank for rank, kind in enumerate([
     "plan", "plan_price", "promotion_active",
 ])}
 
+TEMPLATE_UNSURE = "nothing; every figure is copied from the billing system's facts."
+QUOTE_NOTE = ("Answered from the knowledge base: quoted the sentence of {doc} § {section} that best matches the "
+              "question [{id}]. No figure was computed.\nUnsure: the bot matched words, not meaning — check that "
+              "this document applies to the customer.")
+
 
 class TemplateWriter:
-    """No model: facts verbatim, or the chunk sentence that best matches the question."""
+    """No model: account answers composed per capability and language, or the chunk sentence that best matches."""
 
     name = "template"
-    prompt_version = "template-1"
+    prompt_version = "template-2"
     can_rewrite = False
+
+    def __init__(self, *, fallback_reason: str = ""):
+        # Set when the template stands in for a model whose drafts failed: the note says so. No figures in it
+        # (the note is verified, and the failed drafts' figures are exactly the ones that did not check out).
+        self.fallback_reason = fallback_reason
 
     def write(self, request, *, problems=None, previous=None) -> Draft:
         facts = [e for e in request.evidence if request.sources.get(e.id, {}).get("kind") == "fact"]
         if facts:
-            chosen = sorted(facts, key=lambda e: _FACT_PRIORITY.get(request.sources[e.id].get("fact_kind"), 99))[:4]
-            reply = " ".join(f"{_sentence(e.text)} [{e.id}]" for e in chosen)
-            return Draft(reply=reply, evidence_ids=[e.id for e in chosen], needs_human=False, raw=reply)
+            return self._account(request, facts)
         chunks = [e for e in request.evidence if request.sources.get(e.id, {}).get("kind") == "chunk"]
         if not chunks:
             return Draft(reply="", evidence_ids=[], needs_human=True, raw="")
@@ -142,7 +191,29 @@ class TemplateWriter:
         if not sentence:
             return Draft(reply="", evidence_ids=[], needs_human=True, raw="")
         reply = f"{sentence} [{best_id}]"
-        return Draft(reply=reply, evidence_ids=[best_id], needs_human=False, raw=reply)
+        source = request.sources[best_id]
+        note = QUOTE_NOTE.format(doc=source.get("doc", "?"), section=source.get("section", "?"), id=best_id)
+        return Draft(reply=reply, evidence_ids=[best_id], needs_human=False, raw=reply, note=self._noted(note))
+
+    def _noted(self, note: str) -> str:
+        return f"{note}\nFallback: {self.fallback_reason}" if self.fallback_reason else note
+
+    def _account(self, request, facts) -> Draft:
+        items = [FactItem(e.id, request.sources[e.id].get("fact_kind", ""), e.value,
+                          request.sources[e.id].get("currency"), e.text, request.sources[e.id].get("derivation"))
+                 for e in facts]
+        composed = plan_answer(capability=request.capability, facts=items, figures=request.key_figures,
+                               language=request.language, unsure=TEMPLATE_UNSURE)
+        if composed is not None:
+            return Draft(reply=composed.customer_message, evidence_ids=composed.evidence_ids, needs_human=False,
+                         raw=composed.customer_message, note=self._noted(composed.internal_note))
+        # No composition for this capability: the facts themselves, most telling first.
+        chosen = sorted(facts, key=lambda e: _FACT_PRIORITY.get(request.sources[e.id].get("fact_kind"), 99))[:3]
+        reply = " ".join(f"{_sentence(e.text)} [{e.id}]" for e in chosen)
+        note = (f"No composed answer for capability {request.capability or '?'}: the facts were copied as they are "
+                f"{''.join(f'[{e.id}]' for e in chosen)}.\nUnsure: {TEMPLATE_UNSURE}")
+        return Draft(reply=reply, evidence_ids=[e.id for e in chosen], needs_human=False, raw=reply,
+                     note=self._noted(note))
 
 
 def _sentence(text: str) -> str:

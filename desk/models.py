@@ -2,7 +2,7 @@
 
 from django.conf import settings
 from django.db import models
-from django.db.models import Q
+from django.db.models import Q, Value
 
 
 class Channel(models.TextChoices):
@@ -57,6 +57,9 @@ class Conversation(models.Model):
     )
     # A question the bot could not answer until it knows who the customer is.
     pending_query = models.TextField(blank=True)
+    # A clarifying question the bot asked: {"query": the original question, "kind": "document"|"period",
+    # "options": [{"label", "doc"|"period"}]}; empty when none is pending.
+    pending_clarification = models.JSONField(default=dict, db_default=Value({}, models.JSONField()), blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
     last_inbound_at = models.DateTimeField(null=True, blank=True)
@@ -149,6 +152,8 @@ class Escalation(models.Model):
     summary = models.TextField(help_text="What the agent needs to know, written for the agent.")
     detail = models.TextField(blank=True)
     suggested_reply = models.TextField(blank=True, help_text="The best verified draft, if any.")
+    internal_note = models.TextField(blank=True, db_default="",
+                                     help_text="What the bot knew: root cause, evidence, formulas, doubts.")
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.OPEN)
     created_at = models.DateTimeField(auto_now_add=True)
     resolved_at = models.DateTimeField(null=True, blank=True)

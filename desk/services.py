@@ -53,8 +53,12 @@ def conversation_escalate(
     detail: str = "",
     suggested_reply: str = "",
     notice: str = "",
+    internal_note: str = "",
 ) -> Escalation:
-    """Hand the conversation to the humans with a reason, and tell the customer once that a person will answer."""
+    """Hand the conversation to the humans with a reason, and tell the customer once that a person will answer.
+
+    `internal_note` is what the bot knew (root cause, evidence, formulas, doubts); the agent reads it on the card.
+    """
     conversation = Conversation.objects.select_for_update().get(pk=conversation_id)
     already_waiting = conversation.escalations.filter(
         status__in=[Escalation.Status.OPEN, Escalation.Status.TAKEN]
@@ -64,7 +68,7 @@ def conversation_escalate(
     conversation.save(update_fields=["handler", "status", "updated_at"])
     escalation = Escalation.objects.create(
         conversation=conversation, reason=reason, summary=summary, detail=detail,
-        suggested_reply=suggested_reply,
+        suggested_reply=suggested_reply, internal_note=internal_note,
     )
     Event.objects.create(conversation=conversation, kind="escalated", detail={"reason": reason,
                                                                              "escalation": escalation.pk})

@@ -55,7 +55,7 @@ def missing_facts(facts: list[str], answer: str) -> list[str]:
 
 @dataclass(frozen=True)
 class CaseResult:
-    """What one case did; `outcome` is "" for retrieval only, else answered / asked / escalated."""
+    """What one case did; `outcome` is "" for retrieval only, else answered / asked / clarify / escalated."""
 
     k: int
     first_hit_rank: int | None
@@ -84,8 +84,12 @@ def case_failures(result: CaseResult) -> list[str]:
     if not result.outcome:
         return failures
     if result.clarification_expected:
-        if result.outcome == "answered":
-            failures.append("answered where a clarification was expected")
+        # Only a question passes: asking which case applies, or who the customer is.
+        if result.outcome not in ("clarify", "asked"):
+            failures.append(f"{result.outcome} where a clarification was expected")
+        return failures
+    if result.outcome == "clarify":
+        failures.append("asked to clarify where no clarification was expected")
         return failures
     if result.outcome == "escalated":
         failures.append(f"escalated: {result.escalation_reason}")

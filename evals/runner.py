@@ -131,6 +131,7 @@ def _run_cases(run: EvalRun, counted, *, writer, billing, judge, clock) -> None:
     if not run.retrieval_only:
         checked = [i for i in items if i.grounded is not None]
         metrics["answered"] = round(sum(i.outcome == "answered" for i in items) / len(items), 4) if items else None
+        metrics["clarified"] = round(sum(i.outcome == "clarify" for i in items) / len(items), 4) if items else None
         metrics["grounded"] = round(sum(bool(i.grounded) for i in checked) / len(checked), 4) if checked else None
     if judge is not None:
         labels = [i.judge_label for i in items if i.judge_label]
@@ -147,7 +148,7 @@ def _run_cases(run: EvalRun, counted, *, writer, billing, judge, clock) -> None:
 
 def _answer(item: EvalRunItem, row: dict, *, writer, billing, clock) -> str:
     """Put the case through the real answer path, record what it did on the item; return the cited draft."""
-    from bot.turn import Answered, Escalated, Silenced, answer_query
+    from bot.turn import Answered, Clarify, Escalated, Silenced, answer_query
 
     result = answer_query(query=row["query"], language=row.get("language") or "es",
                           customer_id=row.get("customer_id") or "", history=_history(row.get("context")),
@@ -156,6 +157,8 @@ def _answer(item: EvalRunItem, row: dict, *, writer, billing, clock) -> str:
     verdicts = [attempt["verdict"] for attempt in draft.attempts if "verdict" in attempt]
     if isinstance(outcome, Escalated):
         item.outcome, item.escalation_reason = "escalated", outcome.reason.value
+    elif isinstance(outcome, Clarify):
+        item.outcome, item.answer = "clarify", outcome.text
     elif isinstance(outcome, Answered) and outcome.asks_identity:
         item.outcome, item.answer = "asked", outcome.text
     elif isinstance(outcome, Silenced):  # a bare acknowledgement of the bot's last answer
@@ -163,11 +166,16 @@ def _answer(item: EvalRunItem, row: dict, *, writer, billing, clock) -> str:
     else:
         item.outcome, item.answer = "answered", outcome.text
     item.evidence = draft.evidence
+    fell_back = draft.fallback in ("template", "quote") and bool(draft.fallback_draft)
+    if fell_back:  # the verified-only answer was what went out: its verdict is the one that counts
+        verdicts = [*verdicts, draft.fallback_draft["verdict"]]
     item.verdicts = verdicts
     item.grounded = verdicts[-1]["grounded"] if verdicts else None
     item.missing_facts = answer_checks.missing_facts(list(row.get("facts") or []), item.answer)
     item.latency_ms = round(draft.total_ms, 3)
     # The judge reads the draft with its [E#] markers: what it cited is part of what it claims.
+    if fell_back:
+        return draft.fallback_draft["reply"]
     return next((a["reply"] for a in reversed(draft.attempts) if a.get("verdict", {}).get("grounded")),
                 item.answer)
 
@@ -220,7 +228,7 @@ def _metric_pairs(base: EvalRun, head: EvalRun) -> list[tuple[str, object, objec
     b, h = base.metrics or {}, head.metrics or {}
     pairs = [(f"recall@{head.k}" if base.k == head.k else "recall@k",
               b.get(f"recall@{base.k}"), h.get(f"recall@{head.k}"))]
-    pairs += [(name, b.get(name), h.get(name)) for name in ("mrr", "answered", "grounded")]
+    pairs += [(name, b.get(name), h.get(name)) for name in ("mrr", "answered", "clarified", "grounded")]
     pairs.append(("judge observed", (b.get("judge") or {}).get("observed"), (h.get("judge") or {}).get("observed")))
     pairs.append(("corrected", (b.get("corrected_pass_rate") or {}).get("value"),
                   (h.get("corrected_pass_rate") or {}).get("value")))
@@ -245,7 +253,8 @@ def run_summary(run: EvalRun) -> str:
              f"must-pass failures {len(metrics.get('must_pass_failures') or [])}",
              f"failing {len(metrics.get('failing') or [])}"]
     if not run.retrieval_only:
-        parts.append(f"answered {_fmt(metrics.get('answered'))} · grounded {_fmt(metrics.get('grounded'))}")
+        parts.append(f"answered {_fmt(metrics.get('answered'))} · asked to clarify {_fmt(metrics.get('clarified'))} "
+                     f"· grounded {_fmt(metrics.get('grounded'))}")
     judge = metrics.get("judge")
     if judge:
         parts.append(f"judge {judge['version']} ({judge['model'] or '—'}): {judge['passes']} pass, "

@@ -9,11 +9,13 @@ from core import params
 
 review_traces_required = permission_required("traces.review_traces", raise_exception=True)
 
-# One slip on purpose: the reconnection fee is cited to the invoice instead of E3.
+# Two slips on purpose: the reconnection fee is cited to the invoice instead of E3, and the last
+# sentence swaps its two citations (each figure answers to the citation that follows it).
 EXAMPLE_ANSWER = (
     "Su factura F-1002 de abril es de USD 45,00 [E2] y vence el 15/04/2024 [E2]. "
     "La reconexión cuesta USD 31,00 [E2]. "
-    "En total debe USD 76,00 [E2][E3] y el IVA aplicado es 16% [E4]."
+    "En total debe USD 76,00 [E2][E3] y el IVA aplicado es 16% [E4]. "
+    "La de marzo fue Bs. 1.234,56 [E3] y la reconexión USD 31,00 [E1]."
 )
 EXAMPLE_EVIDENCE = json.dumps(
     [
@@ -51,6 +53,8 @@ def _segments(answer: str, checks: list[TokenCheck]) -> list[dict]:
     for check in checks:
         segments.append({"text": answer[position:check.start], "check": None})
         title = f"{check.rule} · {check.kind} · {', '.join(check.evidence)}" if check.ok else check.reason
+        if check.cited:
+            title += f" (checked against {' '.join(f'[{i}]' for i in check.cited)})"
         segments.append({"text": answer[check.start:check.end], "check": check, "title": title})
         position = check.end
     segments.append({"text": answer[position:], "check": None})

@@ -38,6 +38,10 @@ class ParsedDocument:
     title: str
     language: str
     sections: list[ParsedSection] = field(default_factory=list)
+    # Documents that answer the same question for another case (monthly / annual / trial plan), by slug,
+    # and the short label that tells this one apart: the bot asks which one applies.
+    alternatives: tuple[str, ...] = ()
+    alternative_label: str = ""
 
 
 def parse_file(path: Path, text: str | None = None) -> ParsedDocument:
@@ -67,7 +71,7 @@ def _refuse_nul(raw: str, source: str) -> None:
 
 
 def parse_markdown(raw: str, *, source: str, default_slug: str) -> ParsedDocument:
-    """Parse front matter (slug, title, language), a `#` title and `##`/`###` sections."""
+    """Parse front matter (slug, title, language, alternatives, alternative_label), a `#` title and sections."""
     _refuse_nul(raw, source)
     meta: dict = {}
     body = raw
@@ -123,7 +127,8 @@ def parse_html(raw: str, *, source: str, default_slug: str) -> ParsedDocument:
     if html is not None and html.get("lang"):
         meta["language"] = html["lang"].split("-")[0].lower()
     for tag in soup.find_all("meta"):
-        if tag.get("name") in {"slug", "title", "language"} and tag.get("content"):
+        if tag.get("name") in {"slug", "title", "language", "alternatives", "alternative_label"} \
+                and tag.get("content"):
             meta[tag["name"]] = tag["content"].strip()
     h1 = soup.find("h1")
     title = h1.get_text(" ", strip=True) if h1 else None
@@ -184,7 +189,21 @@ def _validated(meta, title, sections, *, source, default_slug) -> ParsedDocument
         raise MalformedDocument(f"{source}: slug {slug!r} may only hold a-z, 0-9, '-' and '_'")
     if not sections:
         raise MalformedDocument(f"{source}: no section text under the title")
-    return ParsedDocument(slug=slug, title=title, language=language, sections=sections)
+    alternatives = meta.get("alternatives") or []
+    if isinstance(alternatives, str):  # `alternatives: a, b` (or an HTML meta tag) as well as a YAML list
+        alternatives = [part for part in alternatives.split(",") if part.strip()]
+    if not isinstance(alternatives, list):
+        raise MalformedDocument(f"{source}: alternatives must be a list of document slugs")
+    alternatives = tuple(dict.fromkeys(str(a).strip().lower() for a in alternatives))
+    for alternative in alternatives:
+        if not _SLUG.match(alternative) or alternative == slug:
+            raise MalformedDocument(f"{source}: alternative {alternative!r} is not another document's slug")
+    label = " ".join(str(meta.get("alternative_label") or "").split())
+    if alternatives and not label:
+        raise MalformedDocument(f"{source}: a document with alternatives needs an alternative_label "
+                                "(e.g. \"plan anual\") for the bot to offer")
+    return ParsedDocument(slug=slug, title=title, language=language, sections=sections,
+                          alternatives=alternatives, alternative_label=label)
 
 
 def chunk_prefix(title: str, heading_path: str) -> str:
@@ -244,7 +263,11 @@ def section_hash(title: str, heading_path: str, text: str) -> str:
 def render_markdown(document: ParsedDocument) -> str:
     """Return a Markdown source that parses back to the same document (for HTML imports and legacy rows)."""
     lines = ["---", f"slug: {document.slug}", f"title: {_yaml_scalar(document.title)}",
-             f"language: {document.language}", "---", f"# {document.title}", ""]
+             f"language: {document.language}"]
+    if document.alternatives:
+        lines += [f"alternatives: [{', '.join(document.alternatives)}]",
+                  f"alternative_label: {_yaml_scalar(document.alternative_label)}"]
+    lines += ["---", f"# {document.title}", ""]
     current_h2 = None
     for section in document.sections:
         parts = section.heading_path.split(HEADING_SEPARATOR) if section.heading_path != document.title else []

@@ -75,6 +75,8 @@ class PreviewSection:
 class Preview:
     title: str = ""
     language: str = ""
+    alternatives: tuple[str, ...] = ()
+    alternative_label: str = ""
     sections: list[PreviewSection] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)  # heading paths of live sections that would be retired
     error: str = ""
@@ -113,7 +115,8 @@ def document_source(document: Document) -> str:
     sections = list(document.sections.live().order_by("order"))
     return render_markdown(ParsedDocument(
         slug=document.slug, title=document.title, language=document.language,
-        sections=[ParsedSection(s.heading_path, s.text) for s in sections]))
+        sections=[ParsedSection(s.heading_path, s.text) for s in sections],
+        alternatives=tuple(document.alternatives), alternative_label=document.alternative_label))
 
 
 def parse_source(source: str, *, slug: str) -> ParsedDocument:
@@ -136,7 +139,8 @@ def chunk_preview(*, document: Document | None, source: str, slug: str, embedder
     live = {}
     if document is not None:
         live = {s.content_hash: s.heading_path for s in document.sections.live()}
-    preview = Preview(title=parsed.title, language=parsed.language)
+    preview = Preview(title=parsed.title, language=parsed.language, alternatives=parsed.alternatives,
+                      alternative_label=parsed.alternative_label)
     seen = set()
     live_paths = set(live.values())
     for section in parsed.sections:
@@ -209,7 +213,8 @@ def section_source(*, document: Document, section: Section, text: str) -> str:
     # The stored Markdown differs in spacing from the parsed text: rebuild it from the sections.
     sections = [ParsedSection(s.heading_path, text if s.pk == section.pk else s.text)
                 for s in document.sections.live().order_by("order")]
-    return render_markdown(ParsedDocument(document.slug, document.title, document.language, sections))
+    return render_markdown(ParsedDocument(document.slug, document.title, document.language, sections,
+                                          tuple(document.alternatives), document.alternative_label))
 
 
 def document_revert(*, document: Document, number: int, author=None, embedder: Embedder) -> WriteResult:
@@ -276,7 +281,9 @@ def document_write(*, document: Document | None, parsed: ParsedDocument, source:
     unchanged = (document is not None and not retire and len(keep) == len(wanted)
                  and all(keep[o].order == o for o in keep) and document.title == parsed.title
                  and document.language == parsed.language and document.deleted_at is None
-                 and (document.source or "") == source)
+                 and (document.source or "") == source
+                 and list(document.alternatives) == list(parsed.alternatives)
+                 and document.alternative_label == parsed.alternative_label)
     if unchanged:
         return WriteResult(document, None, _space().index_version)
 
@@ -284,7 +291,8 @@ def document_write(*, document: Document | None, parsed: ParsedDocument, source:
     if document is None:
         document = Document.objects.create(slug=parsed.slug, title=parsed.title, language=parsed.language,
                                            source_path=source_path, content_hash=source_hash(source),
-                                           source=source, version=0)
+                                           source=source, version=0, alternatives=list(parsed.alternatives),
+                                           alternative_label=parsed.alternative_label)
     retired_chunks = 0
     if retire:
         retired_chunks = Chunk.objects.filter(section__in=retire, retired_in__isnull=True).update(retired_in=version)
@@ -327,6 +335,7 @@ def document_write(*, document: Document | None, parsed: ParsedDocument, source:
 
     changed = sorted({s.heading_path for s in retire} | {s.heading_path for s in created_sections})
     document.title, document.language = parsed.title, parsed.language
+    document.alternatives, document.alternative_label = list(parsed.alternatives), parsed.alternative_label
     document.source, document.content_hash = source, source_hash(source)
     if source_path:
         document.source_path = source_path
@@ -349,7 +358,7 @@ def _record_version(document: Document, *, kind, source, author, note, changed, 
                     reverted_from=None) -> DocumentVersion:
     document.version += 1
     document.save(update_fields=["title", "language", "source", "content_hash", "source_path", "version",
-                                 "deleted_at", "updated_at"])
+                                 "deleted_at", "updated_at", "alternatives", "alternative_label"])
     return DocumentVersion.objects.create(
         document=document, number=document.version, kind=kind, title=document.title, language=document.language,
         source=source, content_hash=source_hash(source), changed_sections=changed, index_version=index_version,

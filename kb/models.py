@@ -47,6 +47,10 @@ class Document(models.Model):
     version = models.PositiveIntegerField(default=1)
     source = models.TextField(blank=True, db_default="",
                               help_text="The Markdown of the current version (what editors edit).")
+    alternatives = models.JSONField(default=list, db_default=Value([], models.JSONField()), blank=True,
+                                    help_text="Slugs of documents answering the same question for another case.")
+    alternative_label = models.CharField(max_length=80, blank=True, db_default="",
+                                         help_text="What tells this document apart from its alternatives.")
     deleted_at = models.DateTimeField(null=True, blank=True, help_text="Soft delete: its chunks are retired.")
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)

@@ -26,6 +26,10 @@ class TraceDraft:
     model: str = ""
     attempts: list[dict] = field(default_factory=list)  # each writer attempt with the verifier's verdict
     humanizer: dict = field(default_factory=dict)
+    key_figures: list[dict] = field(default_factory=list)  # primary/secondary figures mapped to E# ids
+    fallback: str = ""  # "" (a writer's draft passed), template, quote or escalated — see Trace.Fallback
+    fallback_draft: dict = field(default_factory=dict)  # the verified-only answer and its verdicts
+    internal_note: str = ""  # for the agent: root cause, evidence ids, formulas, what the bot was unsure of
     final_text: str = ""
     citations: list[str] = field(default_factory=list)
     token_usage: dict = field(default_factory=dict)

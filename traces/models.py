@@ -2,6 +2,7 @@
 
 from django.conf import settings
 from django.db import models
+from django.db.models import Value
 
 # Stages where a first upstream failure can start (open coding and taxonomy share them).
 STAGES = ["routing", "retrieval", "pruning", "billing", "writing", "verification", "humanizing", "channel"]
@@ -38,6 +39,13 @@ class Trace(models.Model):
         ANSWERED = "answered", "Answered"
         ESCALATED = "escalated", "Escalated"
         SILENCED = "silenced", "Silenced"
+        CLARIFY = "clarify", "Asked to clarify"
+
+    class Fallback(models.TextChoices):
+        NONE = "", "—"
+        TEMPLATE = "template", "Sent the verified template answer (the writer's drafts failed)"
+        QUOTE = "quote", "Quoted the knowledge base (the writer's drafts failed)"
+        ESCALATED = "escalated", "Escalated with the verified draft offered to the agent"
 
     conversation = models.ForeignKey("desk.Conversation", on_delete=models.CASCADE, related_name="traces")
     message = models.ForeignKey("desk.Message", null=True, on_delete=models.SET_NULL, related_name="traces")
@@ -65,6 +73,14 @@ class Trace(models.Model):
     model = models.CharField(max_length=100, blank=True)
     attempts = models.JSONField(default=list, blank=True)
     humanizer = models.JSONField(default=dict, blank=True)
+    # Database defaults, so raw inserts (the trace benchmark's generator) need not name the new columns.
+    key_figures = models.JSONField(default=list, db_default=Value([], models.JSONField()), blank=True,
+                                   help_text="Figures the answer had to state, mapped to the turn's E# ids.")
+    fallback = models.CharField(max_length=10, choices=Fallback.choices, blank=True, db_default="",
+                                help_text="What happened after the last rewrite failed.")
+    fallback_draft = models.JSONField(default=dict, db_default=Value({}, models.JSONField()), blank=True)
+    internal_note = models.TextField(blank=True, db_default="",
+                                     help_text="The note for the agent, verified like the reply.")
     final_text = models.TextField(blank=True)
     citations = models.JSONField(default=list, blank=True)
     index_version = models.PositiveIntegerField(null=True, blank=True)

@@ -23,24 +23,13 @@ from billing.findings import (
 )
 from billing.key_figures import change_roles, payment_roles
 from billing.money import amount_text
-from billing.tests.evidence_snapshot import AS_OF, capability_results, client_for, simulator_for
+from tests.support import billing_sim
+from tests.support.billing_sim import capability_results
 
 P, S = PRIMARY, SECONDARY
 
 
-@pytest.fixture(scope="module")
-def sim():
-    return simulator_for(flipped=False)
-
-
-@pytest.fixture(scope="module")
-def client(sim):
-    with client_for(sim, AS_OF) as billing:
-        yield billing
-
-
-def customer(sim, scenario, variant):
-    return sim.data.scenarios[scenario][variant]
+sim, client, customer = billing_sim.sim, billing_sim.client, billing_sim.customer
 
 
 def figures(result):

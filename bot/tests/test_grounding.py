@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from bot.grounding import (
     DEFAULT_BANNED_PHRASES,
     Evidence,
+    KeyFigure,
     citation_ids,
     evidence_from_data,
     strip_citations,
@@ -267,6 +268,109 @@ def test_each_line_is_a_sentence():
     assert verdict.warnings[0].startswith('"Reconexión: USD 31,00" states figures without a citation')
 
 
+# ---------------------------------------------------------------- R6 one citation group per figure
+
+# Two months of one account: the figures are real, only the citations can be swapped.
+MONTHS_ES = [
+    Evidence("E1", "Factura de septiembre: USD 30,00, vence el 2024-09-10; IVA 16 %.", "30.00"),
+    Evidence("E2", "Factura de octubre: USD 45,00, vence el 2024-10-10; IVA 8 %.", "45.00"),
+]
+MONTHS_EN = [
+    Evidence("E1", "September invoice: USD 30.00, due 2024-09-10; VAT 16%.", "30.00"),
+    Evidence("E2", "October invoice: USD 45.00, due 2024-10-10; VAT 8%.", "45.00"),
+]
+
+SWAPPED = [
+    ("es-amounts", "Octubre 45,00 [E1] y septiembre 30,00 [E2].", MONTHS_ES, ["45,00", "30,00"]),
+    ("en-amounts", "October was USD 45.00 [E1] and September USD 30.00 [E2].", MONTHS_EN, ["45.00", "30.00"]),
+    ("es-dates", "La de octubre vence el 10/10/2024 [E1] y la de septiembre el 10/09/2024 [E2].", MONTHS_ES,
+     ["10/10/2024", "10/09/2024"]),
+    ("en-dates", "October is due 2024-10-10 [E1], September was due 2024-09-10 [E2].", MONTHS_EN,
+     ["2024-10-10", "2024-09-10"]),
+    ("es-percents", "En octubre el IVA fue 8 % [E1] y en septiembre 16 % [E2].", MONTHS_ES, ["8 %", "16 %"]),
+    ("en-percents", "October VAT was 8% [E1], September VAT 16% [E2].", MONTHS_EN, ["8%", "16%"]),
+]
+
+
+@pytest.mark.parametrize(("answer", "evidence", "wrong"), [pytest.param(a, e, w, id=i) for i, a, e, w in SWAPPED])
+def test_swapped_citations_are_the_wrong_item_even_though_the_sentence_cites_both(answer, evidence, wrong):
+    verdict = verify(answer, evidence, customer_view=True)
+    assert not verdict.grounded
+    assert [p.token for p in verdict.problems] == wrong
+    assert all("cited the wrong item" in p.reason for p in verdict.problems)
+    fixed = answer.replace("[E1]", "[X]").replace("[E2]", "[E1]").replace("[X]", "[E2]")
+    assert verify(fixed, evidence, customer_view=True).grounded
+
+
+def test_the_wrong_item_reason_names_the_item_that_holds_the_figure():
+    verdict = verify("Octubre 45,00 [E1] y septiembre 30,00 [E2].", MONTHS_ES, customer_view=False)
+    first = verdict.problems[0]
+    assert first.reason == (
+        "45,00 cited the wrong item: the citation after it ([E1]) does not hold it; it is in E2, which this "
+        "sentence cites for another figure; the figures in the evidence cited after it: 30,00 (E1), 30.00 (E1) — "
+        "put [E2] right after 45,00 and each citation after the figure it holds."
+    )
+    assert [(c.token, c.cited) for c in verdict.tokens if c.kind == "amount"] == [("45,00", ("E1",)),
+                                                                                  ("30,00", ("E2",))]
+
+
+def test_a_single_citation_group_covers_every_figure_of_its_sentence_wherever_it_stands():
+    assert verify("[E1][E2] Septiembre 30,00 y octubre 45,00.", MONTHS_ES, customer_view=True).grounded
+    assert verify("Septiembre [E1, E2] 30,00 y octubre 45,00.", MONTHS_ES, customer_view=True).grounded
+    verdict = verify("Septiembre 30,00 y octubre 45,00 [E1].", MONTHS_ES, customer_view=False)
+    assert [p.token for p in verdict.problems] == ["45,00"]
+    assert verdict.problems[0].reason.startswith("45,00 is not in the evidence cited in this sentence ([E1]); "
+                                                 "it is in E2, which this sentence does not cite")
+
+
+def test_adjacent_markers_are_one_group_even_with_a_space_between():
+    verdict = verify("Septiembre 30,00 [E1] [E2] y octubre 45,00 [E2].", MONTHS_ES, customer_view=True)
+    assert verdict.grounded
+    assert [c.cited for c in verdict.tokens if c.kind == "amount"] == [("E1", "E2"), ("E2",)]
+
+
+def test_a_figure_after_the_last_group_answers_to_the_last_group():
+    assert verify("Septiembre [E1] y octubre [E2]: 45,00.", MONTHS_ES, customer_view=True).grounded
+    verdict = verify("Octubre [E2] y septiembre [E1]: 45,00.", MONTHS_ES, customer_view=True)
+    assert "cited the wrong item" in verdict.problems[0].reason
+
+
+def test_a_sum_keeps_its_rule_when_its_operands_are_cited_in_separate_groups():
+    verdict = verify("Septiembre 30,00 [E1], octubre 45,00 [E2]: en total 75,00.", MONTHS_ES, customer_view=True)
+    assert verdict.grounded
+    assert [(d.token, d.expression) for d in verdict.derived] == [("75,00", "30,00 (E1) + 45,00 (E2)")]
+
+
+def test_a_figure_held_by_no_group_of_the_sentence_is_explained_against_its_own_group():
+    verdict = verify("Septiembre 30,00 [E1], octubre 99,00 [E2].", MONTHS_ES, customer_view=False)
+    assert verdict.problems[0].reason.startswith("99,00 is not in the evidence cited after it ([E2])")
+    verdict = verify("Septiembre 30,00 [E1], octubre 31,00 [E2].", ES[3:4] + MONTHS_ES, customer_view=False)
+    assert "it is in E4, which this sentence does not cite" in verdict.problems[0].reason
+
+
+def test_two_groups_citing_the_same_item_leave_nothing_to_swap():
+    verdict = verify("Vence el 10/09/2024 [E1] y cuesta 45,00 [E1].", MONTHS_ES, customer_view=False)
+    assert [p.token for p in verdict.problems] == ["45,00"]
+    assert "cited the wrong item" not in verdict.problems[0].reason
+
+
+def test_a_sum_of_two_other_groups_is_not_a_wrong_item():
+    evidence = [*MONTHS_ES, Evidence("E3", "Reconexión USD 5,00", "5.00")]
+    verdict = verify("Reconexión 5,00 [E3], septiembre [E1] y octubre [E2] suman 75,00 [E3].", evidence,
+                     customer_view=False)
+    assert verdict.grounded and verdict.derived[0].expression == "30,00 (E1) + 45,00 (E2)"
+
+
+def test_an_internal_note_must_cite_every_figure():
+    verdict = verify("La diferencia es 45,00 - 30,00 = 15,00.", MONTHS_ES, customer_view=False,
+                     require_citations=True)
+    assert not verdict.grounded and verdict.warnings == []
+    assert verdict.problems[0].reason.startswith("this sentence states figures without a citation; cite the "
+                                                 "evidence item right after each figure (45,00 → [E2]")
+    assert verify("La diferencia es 45,00 [E2] - 30,00 [E1] = 15,00 [E1][E2].", MONTHS_ES, customer_view=False,
+                  require_citations=True).grounded
+
+
 # ---------------------------------------------------------------- R7 customer view
 
 @pytest.mark.parametrize("phrase", DEFAULT_BANNED_PHRASES)
@@ -470,6 +574,15 @@ def test_the_verdict_as_json_has_the_command_shape():
         "derived": [{"token": "76,00", "value": "76.00", "expression": "45,00 (E2) + 31,00 (E4)",
                      "evidence": ["E2", "E4"]}],
     }
+
+
+def test_a_key_figure_may_name_the_item_that_holds_it():
+    verdict = verify("Le cobramos USD 45,00 [E2].", ES, customer_view=True,
+                     key_figures=[KeyFigure("31.00", "E4", "reconnection")])
+    assert verdict.problems[0].reason.startswith(
+        "The answer must state 31.00 (reconnection), the key figure of this finding (E4 holds it);")
+    assert verify("Le cobramos USD 31,00 [E4].", ES, customer_view=True,
+                  key_figures=[KeyFigure("31.00", "E4", "reconnection"), "2024-04-15"]).problems[0].token == "2024-04-15"
 
 
 def test_a_key_figure_without_a_number_is_a_programming_error():

@@ -53,6 +53,16 @@ def test_an_ungrounded_answer_is_not_an_error(monkeypatch):
     assert "it looks like 1.234,56 (E1) rounded" in verdict["problems"][0]["reason"]
 
 
+def test_swapped_citations_are_reported_as_the_wrong_item(monkeypatch):
+    verdict = run(monkeypatch, {
+        "answer": "Abril USD 31,00 [E2] y reconexión USD 45,00 [E3].",
+        "evidence": "EVIDENCE",
+        "customer_view": True,
+    })
+    assert [(p["token"], "cited the wrong item" in p["reason"]) for p in verdict["problems"]] == [
+        ("31,00", True), ("45,00", True)]
+
+
 def test_a_json_number_value_keeps_its_decimals(monkeypatch):
     # 45.00 must not become 45.0 on the way in: the derived expression shows the value exactly as the
     # system of record wrote it.

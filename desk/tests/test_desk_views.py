@@ -347,7 +347,7 @@ def test_polling_the_thread_answers_204_until_something_changes(staff):
 
 def test_customer_text_stays_text_everywhere(staff, healthy_billing):
     browser, ana = staff("ana", "agent")
-    escalation = escalated(name=XSS, text=XSS, suggested_reply=XSS)
+    escalation = escalated(name=XSS, text=XSS, suggested_reply=XSS, internal_note=XSS)
     conversation = escalation.conversation
     services.note_add(conversation_id=conversation.pk, agent=ana, text=XSS)
     services.conversation_take_over(conversation_id=conversation.pk, agent=ana)
@@ -422,6 +422,28 @@ def test_the_trace_panel_lists_billing_facts_and_each_attempts_problems(staff):
     assert "Attempt 1" in panel and "not grounded" in panel and "45,00</mark> — not in the evidence" in panel
     assert "Attempt 2" in panel and "writer error: timeout" in panel
     assert "balance" in panel
+
+
+def test_the_escalation_card_and_the_last_turn_show_the_internal_note(staff):
+    browser, ana = staff("ana", "agent")
+    note = "Root cause: a late fee on an earlier unpaid balance — late_fee Bs. 81.20 [E8].\nUnsure: nothing."
+    escalation = escalated(reason="UNGROUNDED_OUTPUT", internal_note=note, suggested_reply="Tu factura subió.")
+    Trace.objects.create(conversation=escalation.conversation, channel="webchat", outcome="escalated",
+                         escalation_reason="UNGROUNDED_OUTPUT", internal_note=note, fallback="escalated")
+    page = browser.get(url("conversation", escalation.conversation)).content.decode()
+    card = page.split('id="escalation"')[1].split("</section>")[0]
+    assert 'id="internal-note"' in card and "What the bot knew" in card
+    assert "late_fee Bs. 81.20 [E8]." in card and "never sent" in card
+    panel = last_turn(browser, escalation.conversation_id)
+    assert "Internal note" in panel and "late_fee Bs. 81.20 [E8]." in panel
+    assert "Escalated with the verified draft offered to the agent" in panel
+
+
+def test_an_escalation_without_a_note_shows_no_note_block(staff):
+    browser, ana = staff("ana", "agent")
+    escalation = escalated()
+    page = browser.get(url("conversation", escalation.conversation)).content.decode()
+    assert 'id="internal-note"' not in page
 
 
 def test_a_silenced_turn_does_not_hide_the_bots_last_real_turn(staff):

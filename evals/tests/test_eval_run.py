@@ -66,11 +66,16 @@ def test_missing_facts_compare_words_and_numbers_loosely(fact, answer, missing):
         (CaseResult(k=5, first_hit_rank=1, hard_negative_above=None, outcome="escalated",
                     escalation_reason="NO_CONTEXT"), ["escalated: NO_CONTEXT"]),
         (CaseResult(k=5, first_hit_rank=1, hard_negative_above=None, outcome="escalated",
-                    escalation_reason="NO_CONTEXT", clarification_expected=True), []),
+                    escalation_reason="NO_CONTEXT", clarification_expected=True),
+         ["escalated where a clarification was expected"]),
         (CaseResult(k=5, first_hit_rank=1, hard_negative_above=None, outcome="asked",
+                    clarification_expected=True), []),
+        (CaseResult(k=5, first_hit_rank=1, hard_negative_above=None, outcome="clarify",
                     clarification_expected=True), []),
         (CaseResult(k=5, first_hit_rank=1, hard_negative_above=None, outcome="answered",
                     clarification_expected=True), ["answered where a clarification was expected"]),
+        (CaseResult(k=5, first_hit_rank=1, hard_negative_above=None, outcome="clarify"),
+         ["asked to clarify where no clarification was expected"]),
         (CaseResult(k=5, first_hit_rank=1, hard_negative_above=None, outcome="answered", grounded=True,
                     missing_facts=["Bs. 9"], judge_label="error"), ["missing fact: Bs. 9", "judge: error"]),
         (CaseResult(k=5, first_hit_rank=None, hard_negative_above=None, scored_retrieval=False,
@@ -122,14 +127,16 @@ def test_a_full_run_answers_through_the_real_path_and_writes_no_desk_rows(kb, tm
         {"id": "ask-who", "query": "¿Por qué mi factura llegó más alta este mes?",
          "hits": ["ciclo-facturacion-es"], "clarification_expected": True},
         {"id": "france", "query": "¿cuál es la capital de Francia?", "hits": ["taxes-en"]},
-        {"id": "human", "query": "quiero hablar con una persona", "hits": ["canales-contacto-es"],
+        {"id": "human", "query": "quiero hablar con una persona", "hits": ["canales-contacto-es"]},
+        {"id": "which-plan", "query": "si cancelo el servicio me devuelven el dinero?",
+         "hits": ["cancelacion-servicio-es", "reembolso-plan-anual-es", "reembolso-plan-prueba-es"],
          "clarification_expected": True},
     ]
     golden_set = make_set(tmp_path, rows)
     before = [model.objects.count() for model in (Message, Escalation, Contact, Conversation, Trace)]
     run = eval_run(golden_set=golden_set, writer=TemplateWriter(), use_judge=False)
     assert [model.objects.count() for model in (Message, Escalation, Contact, Conversation, Trace)] == before
-    assert (run.status, run.prompt_version, run.model) == ("done", "template-1", "template")
+    assert (run.status, run.prompt_version, run.model) == ("done", "template-2", "template")
     by_id = items(run)
 
     reconnect = by_id["reconnect"]
@@ -148,10 +155,15 @@ def test_a_full_run_answers_through_the_real_path_and_writes_no_desk_rows(kb, tm
     assert "cédula" in by_id["ask-who"].answer
     assert (by_id["france"].outcome, by_id["france"].escalation_reason) == ("escalated", "NO_CONTEXT")
     assert "escalated: NO_CONTEXT" in by_id["france"].failures
-    assert (by_id["human"].escalation_reason, by_id["human"].failures) == ("USER_REQUEST", [])
+    assert (by_id["human"].escalation_reason, by_id["human"].failures) == ("USER_REQUEST",
+                                                                          ["escalated: USER_REQUEST"])
+    which = by_id["which-plan"]
+    assert (which.outcome, which.failures) == ("clarify", [])
+    assert "plan anual" in which.answer and "plan de prueba" in which.answer and "plan mensual" in which.answer
 
-    assert run.metrics["answered"] == round(3 / 6, 4) and run.metrics["grounded"] == 1.0
-    assert run.metrics["failing"] == ["france", "wrong-fact"]
+    assert run.metrics["answered"] == round(3 / 7, 4) and run.metrics["grounded"] == 1.0
+    assert run.metrics["clarified"] == round(1 / 7, 4)
+    assert run.metrics["failing"] == ["france", "human", "wrong-fact"]
     assert "judge" not in run.metrics
 
 
@@ -160,7 +172,8 @@ def judge_reply(verdict):
 
 
 def written(reply):
-    return {"reply": reply, "evidence_ids": ["E1"], "needs_human": False}
+    return {"customer_message": reply, "internal_note": "Fee quoted from [E1].", "evidence_ids": ["E1"],
+            "needs_human": False}
 
 
 @pytest.mark.django_db
@@ -172,7 +185,7 @@ def test_a_judged_run_with_a_model_writer_records_pass_fail_and_error_never_as_p
             written("Cuesta Bs. 350,00 [E1]."), judge_reply("pass"),  # c1
             written("Cuesta Bs. 3.500,00 [E1]."), written("Cuesta Bs. 350,00 [E1]."), judge_reply("fail"),  # c2
             written("Cuesta Bs. 350,00 [E1]."), "not json", '{"verdict": "maybe"}',  # c3: judge garbage twice
-            *[written("Cuesta Bs. 4.500,00 [E1].")] * 3,  # c4: never grounded, never judged
+            *[written("Cuesta Bs. 4.500,00 [E1].")] * 3, judge_reply("pass"),  # c4: the verified quote goes out
         ]
         writer = LLMWriter(api_key="k", base_url=fake.base_url, model="writer-model", timeout=5)
         judge = FaithfulnessJudge(api_key="k", base_url=fake.base_url, model="judge-model", timeout=5)
@@ -180,16 +193,18 @@ def test_a_judged_run_with_a_model_writer_records_pass_fail_and_error_never_as_p
         assert fake.chat_script == []
     assert (run.model, run.judge_version, run.judge_model) == ("writer-model", judge.version, "judge-model")
     by_id = items(run)
-    assert [by_id[c].judge_label for c in ("c1", "c2", "c3", "c4")] == ["pass", "fail", "error", ""]
+    assert [by_id[c].judge_label for c in ("c1", "c2", "c3", "c4")] == ["pass", "fail", "error", "pass"]
     assert by_id["c1"].failures == [] and by_id["c2"].failures == ["judge: fail"]
     assert by_id["c3"].failures == ["judge: error"] and "no verdict" in by_id["c3"].judge_reason
     assert [v["grounded"] for v in by_id["c2"].verdicts] == [False, True]
-    assert by_id["c4"].failures == ["escalated: UNGROUNDED_OUTPUT", "ungrounded"]
+    # c4's three drafts never held, so the kept chunk's verified sentence was sent and judged instead.
+    assert by_id["c4"].failures == [] and by_id["c4"].outcome == "answered" and "350,00" in by_id["c4"].answer
+    assert [v["grounded"] for v in by_id["c4"].verdicts] == [False, False, False, True]
     verdicts = {v.item_key: v.label for v in JudgeVerdict.objects.filter(run_item__run=run)}
     assert verdicts == {f"item:{by_id['c1'].pk}": "pass", f"item:{by_id['c2'].pk}": "fail",
-                        f"item:{by_id['c3'].pk}": "error"}
-    assert run.metrics["judge"] == {"version": judge.version, "model": "judge-model", "passes": 1, "fails": 1,
-                                    "errors": 1, "observed": 0.5}
+                        f"item:{by_id['c3'].pk}": "error", f"item:{by_id['c4'].pk}": "pass"}
+    assert run.metrics["judge"] == {"version": judge.version, "model": "judge-model", "passes": 2, "fails": 1,
+                                    "errors": 1, "observed": 0.6667}
     # No human labels yet: the corrected rate is reported as undefined, with why, never as a number.
     assert "error" in run.metrics["corrected_pass_rate"] and "value" not in run.metrics["corrected_pass_rate"]
 
@@ -243,7 +258,7 @@ def test_run_compare_lists_newly_failing_and_newly_passing_cases(kb, tmp_path):
     assert comparison.still_failing == [] and comparison.only_in_head == ["new"] and comparison.only_in_base == []
     metrics = {name: (b, h) for name, b, h in comparison.metrics}
     assert metrics["recall@5"] == (base.metrics["recall@5"], head.metrics["recall@5"])
-    assert set(metrics) == {"recall@5", "mrr", "answered", "grounded", "judge observed", "corrected"}
+    assert set(metrics) == {"recall@5", "mrr", "answered", "clarified", "grounded", "judge observed", "corrected"}
     assert run_baseline(head=head) == base
 
 

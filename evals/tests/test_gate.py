@@ -368,7 +368,7 @@ def test_the_sample_gates_toml_goes_on_the_sample_kb_and_logs_the_decision(sampl
     assert code == 0, out
     run = EvalRun.objects.get()
     assert run.retrieval_only and run.golden_set == GoldenSet.objects.get(name="sample")
-    assert "imported evals/fixtures/golden.jsonl as golden set sample v1 (59 cases)" in out
+    assert "imported evals/fixtures/golden.jsonl as golden set sample v1 (77 cases)" in out
     assert f"report: eval run {run.pk} of sample" in out
     assert out.rstrip().endswith("decision: go (exit 0)")
     [line] = log_lines(run_log)

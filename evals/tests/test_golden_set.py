@@ -23,7 +23,10 @@ FILE_FIELDS = ("id", "query", "hits", "hard_negatives", "must_pass")
 
 
 def sample_rows():
-    return [json.loads(line) for line in SAMPLE.read_text(encoding="utf-8").splitlines() if line.strip()]
+    """The sample file's rows as a set stores them: `split` (dev/test by sha256 of the id, on the newer cases)
+    is not a stored field of a golden case yet, so an export cannot give it back."""
+    rows = [json.loads(line) for line in SAMPLE.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [{key: value for key, value in row.items() if key != "split"} for row in rows]
 
 
 def unique(prefix="golden"):
@@ -46,11 +49,11 @@ def real_trace(text="cuanto cobran por reconexion de fibra") -> Trace:
     return run_turn(message_id=message.pk, writer=TemplateWriter())
 
 
-def test_importing_the_sample_file_makes_version_1_with_59_cases_and_exports_the_same_rows():
+def test_importing_the_sample_file_makes_version_1_with_77_cases_and_exports_the_same_rows():
     name = unique()
     version = golden_import(name=name, path=SAMPLE)
     golden_set = GoldenSet.objects.get(name=name)
-    assert (version.number, golden_set.current_version, golden_set.cases.count()) == (1, 1, 59)
+    assert (version.number, golden_set.current_version, golden_set.cases.count()) == (1, 1, 77)
     exported = golden_export(name=name)
     assert [{k: row[k] for k in FILE_FIELDS} for row in exported] == [{k: row[k] for k in FILE_FIELDS}
                                                                        for row in sample_rows()]
@@ -83,6 +86,7 @@ def test_golden_export_command_prints_jsonl_and_reimport_keeps_both_snapshots(tm
     ("{not json", ":3: not JSON"),
     (json.dumps({"id": "x", "hits": ["a"]}), ":3: missing query"),
     (json.dumps({"id": "g001", "query": "q", "hits": ["a"]}), ":3: duplicate id 'g001'"),
+    (json.dumps({"id": "x", "query": "q", "hits": []}), ":3: missing hits"),
 ])
 def test_a_malformed_file_writes_nothing_and_names_the_line(tmp_path, bad_line, message):
     name = unique()
@@ -98,7 +102,7 @@ def test_a_malformed_file_writes_nothing_and_names_the_line(tmp_path, bad_line, 
     with pytest.raises(GoldenFileError):
         golden_import(name=name, path=path)
     golden_set = GoldenSet.objects.get(name=name)
-    assert (golden_set.current_version, golden_set.cases.count(), golden_set.versions.count()) == (1, 59, 1)
+    assert (golden_set.current_version, golden_set.cases.count(), golden_set.versions.count()) == (1, 77, 1)
 
 
 def test_a_case_from_a_real_trace_is_prefilled_with_the_kept_docs(sample_kb, make_staff):
@@ -190,3 +194,13 @@ def test_golden_case_views_need_csrf_and_post(client, make_staff, sample_kb):
     client.force_login(make_staff("sup", "supervisor"))
     assert client.get(url).status_code == 405
     assert not GoldenCase.objects.exists() or not GoldenCase.objects.filter(golden_set=golden_set).exists()
+
+
+def test_an_account_case_may_name_no_hit_documents(tmp_path):
+    from evals.golden import read_golden_rows
+
+    path = tmp_path / "account.jsonl"
+    path.write_text(json.dumps({"id": "a1", "query": "¿por qué subió mi factura?", "customer_id": "C-1031",
+                                "facts": ["Bs. 324,80"], "split": "dev"}) + "\n", encoding="utf-8")
+    [row] = read_golden_rows(path)
+    assert (row["hits"], row["customer_id"], row["facts"]) == ([], "C-1031", ["Bs. 324,80"])

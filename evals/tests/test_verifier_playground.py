@@ -32,13 +32,15 @@ def test_the_form_comes_prefilled_with_an_example(analyst):
 
 
 @pytest.mark.django_db
-def test_the_example_shows_a_wrong_citation(analyst):
+def test_the_example_shows_a_wrong_citation_and_a_swapped_pair(analyst):
     from evals.verifier_views import EXAMPLE_ANSWER, EXAMPLE_EVIDENCE
 
     body = analyst.post(URL, {"answer": EXAMPLE_ANSWER, "evidence": EXAMPLE_EVIDENCE, "customer_view": "on"},
                         HTTP_HX_REQUEST="true").content.decode()
-    assert body.count('<mark class="bad"') == 1
+    assert body.count('<mark class="bad"') == 3
     assert "31,00 is not in the evidence cited in this sentence ([E2]); it is in E3" in body
+    assert "1.234,56 cited the wrong item: the citation after it ([E3]) does not hold it; it is in E1" in body
+    assert "<td>[E3]</td>" in body and "<td>[E2][E3]</td>" in body  # the citation each figure answers to
 
 
 @pytest.mark.django_db
@@ -47,9 +49,10 @@ def test_an_analyst_sees_each_number_highlighted_with_its_rule_or_reason(analyst
     body = response.content.decode()
     assert "<html" in body  # without htmx the whole page comes back
     assert "Not grounded" in body
-    assert '<mark class="ok" title="R2 · amount · E1">1,234.56</mark>' in body
+    assert '<mark class="ok" title="R2 · amount · E1 (checked against [E1])">1,234.56</mark>' in body
     assert '<mark class="bad" title="4.500 is not in the evidence cited in this sentence ([E2]); it has the digits ' \
            'of 45,00 (E2) with the separator moved' in body
+    assert "(checked against [E2])" in body
     assert "<code>4.500</code> in “La de abril es de USD 4.500 [E2].”: 4.500 is not in the evidence" in body
     assert '<p class="answer pre-wrap">Su factura de marzo es de Bs. <mark class="ok"' in body
     assert "</mark> [E1]. La de abril es de USD <mark" in body

@@ -1,7 +1,14 @@
 
 import pytest
 
-from kb.chunking import MalformedDocument, chunk_section, parse_file, parse_html, parse_markdown
+from kb.chunking import (
+    MalformedDocument,
+    chunk_section,
+    parse_file,
+    parse_html,
+    parse_markdown,
+    render_markdown,
+)
 
 DOC = """---
 slug: recargos
@@ -51,6 +58,13 @@ def test_slug_defaults_to_the_file_stem(tmp_path):
         ("---\nlanguage: es\n---\n# T\n", "no section text"),
         ("---\nlanguage: es\nslug: Bad Slug\n---\n# T\n## A\nx", "slug"),
         ("---\n- a\n- b\n---\n# T\n## A\nx", "key: value"),
+        ("---\nlanguage: es\nalternatives: [otro]\n---\n# T\n## A\nx", "needs an alternative_label"),
+        ("---\nlanguage: es\nalternatives: {a: b}\nalternative_label: x\n---\n# T\n## A\nx",
+         "list of document slugs"),
+        ("---\nlanguage: es\nalternatives: [Otro Doc]\nalternative_label: x\n---\n# T\n## A\nx",
+         "is not another document's slug"),
+        ("---\nslug: broken\nlanguage: es\nalternatives: [broken]\nalternative_label: x\n---\n# T\n## A\nx",
+         "is not another document's slug"),
     ],
 )
 def test_malformed_markdown_is_refused_naming_the_file(raw, message):
@@ -107,3 +121,36 @@ def test_a_paragraph_longer_than_the_window_splits_on_sentences():
     assert len(pieces) > 1
     assert all(words(p) <= 30 for p in pieces)
     assert all(p.rstrip().endswith(".") for p in pieces)
+
+
+SIBLING = """---
+slug: reembolso-anual
+title: Reembolso del plan anual
+language: es
+alternatives: [reembolso-prueba, cancelacion]
+alternative_label: "plan   anual"
+---
+# Reembolso del plan anual
+
+## Plazo
+Catorce días.
+"""
+
+
+def test_front_matter_marks_a_document_as_an_alternative_of_its_siblings():
+    doc = parse_markdown(SIBLING, source="x.md", default_slug="x")
+    assert (doc.alternatives, doc.alternative_label) == (("reembolso-prueba", "cancelacion"), "plan anual")
+    again = parse_markdown(render_markdown(doc), source="x.md", default_slug="x")
+    assert (again.alternatives, again.alternative_label) == (doc.alternatives, doc.alternative_label)
+    commas = parse_markdown(SIBLING.replace("[reembolso-prueba, cancelacion]", "reembolso-prueba, cancelacion"),
+                            source="x.md", default_slug="x")
+    assert commas.alternatives == ("reembolso-prueba", "cancelacion")
+    assert parse_markdown(DOC, source="r.md", default_slug="x").alternatives == ()
+
+
+def test_html_meta_tags_carry_alternatives_too():
+    html = ('<html lang="en"><head><meta name="alternatives" content="trial-refund-en">'
+            '<meta name="alternative_label" content="annual plan"></head><body><h1>Annual refunds</h1>'
+            '<h2>Within 14 days</h2><p>All of it.</p></body></html>')
+    doc = parse_html(html, source="a.html", default_slug="annual")
+    assert (doc.alternatives, doc.alternative_label) == (("trial-refund-en",), "annual plan")

@@ -285,3 +285,37 @@ def test_a_retired_chunk_still_opens_after_an_edit(editor, kb):
                              "action": "save"})
     response = editor.get(reverse("kb:chunk", args=[old.pk]))
     assert response.status_code == 200 and "USD 25.00" in text(response)
+
+
+def test_an_editor_marks_alternatives_in_the_front_matter_and_the_pages_show_them(editor, kb):
+    from kb.selectors import document_alternatives
+
+    marked = PLANS.replace("language: en\n", "language: en\nalternatives: [t-other]\nalternative_label: fibre\n")
+    partial = text(editor.post(reverse("kb:document_preview", args=["t-plans"]), {"source": marked},
+                               HTTP_HX_REQUEST="true"))
+    assert "alternative “fibre” of t-other" in partial
+    response = editor.post(edit_url(), {"source": marked, "base_version": "1", "action": "save"})
+    assert response.status_code == 302
+    document = Document.objects.get(slug="t-plans")
+    assert (document.alternatives, document.alternative_label, document.version) == (["t-other"], "fibre", 2)
+    page = text(editor.get(reverse("kb:document", args=["t-plans"])))
+    assert "Alternative “<strong>fibre</strong>” of" in page and reverse("kb:document", args=["t-other"]) in page
+    assert "alternatives: [t-other]" in textarea(text(editor.get(edit_url())), "source")
+    assert document_alternatives(slugs=["t-plans"]) == {
+        "t-plans": {"label": "fibre", "language": "en", "alternatives": ["t-other"]}}
+    # Only the label changes: the chunks stay, the document still takes a new version.
+    relabelled = marked.replace("alternative_label: fibre", "alternative_label: fibre plans")
+    editor.post(edit_url(), {"source": relabelled, "base_version": "2", "action": "save"})
+    assert Document.objects.get(slug="t-plans").alternative_label == "fibre plans"
+
+
+def test_the_sample_refund_documents_are_alternatives_of_one_another(sample_kb):
+    from kb.selectors import document_alternatives
+
+    found = document_alternatives(slugs=["reembolso-plan-anual-es"])
+    assert found["reembolso-plan-anual-es"]["label"] == "plan anual"
+    assert {slug: row["label"] for slug, row in found.items()} == {
+        "reembolso-plan-anual-es": "plan anual", "reembolso-plan-prueba-es": "plan de prueba",
+        "cancelacion-servicio-es": "plan mensual"}
+    assert document_alternatives(slugs=["trial-refund-en", "reconexion-fibra-es"]).keys() == {
+        "trial-refund-en", "annual-plan-refund-en"}

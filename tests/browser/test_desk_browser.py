@@ -121,3 +121,28 @@ def test_an_agent_takes_over_replies_and_hands_back_without_the_bot_talking_over
     thread = page.locator("#thread").inner_text()
     assert "handed back to the bot by ana" in thread
     assert thread.count(answers.get(created_at__gt=taken.created_at).text) == 2  # the same question, answered again
+
+
+def test_the_agent_reads_what_the_bot_knew_on_the_escalation_card(live_server, browser_page, small_kb,
+                                                                  healthy_billing, make_staff, settings):
+    from desk.chat import chat_message_receive
+    from desk.models import Escalation
+
+    settings.OPENAI_API_KEY = settings.OPENAI_BASE_URL = ""
+    make_staff("ana", "agent", password="ana-password-1")
+    page = browser_page
+    healthy_billing.set_fault("503")  # the billing call fails: no writer runs, the note says what the bot knew
+    conversation = _customer("Marisol Rojas", "C-1001")
+    chat_message_receive(conversation=conversation, text="¿Por qué mi factura llegó más alta este mes?")
+    escalation = Escalation.objects.get(conversation=conversation)
+    assert escalation.reason == "TOOL_ERROR"
+
+    log_in(page, live_server.url, "ana", "ana-password-1", f"/desk/conversations/{conversation.pk}/")
+    note = page.locator("#escalation #internal-note")
+    note.wait_for()
+    text = note.inner_text()
+    assert "What the bot knew" in text and "Customer: identified as C-1001." in text
+    assert "Billing: invoice_change failed — http_503" in text and "The bot wrote no reply." in text
+    page.locator("#trace-panel .last-turn .internal-note").wait_for()  # and in the bot's last turn
+    assert "invoice_change failed" in page.locator("#trace-panel .internal-note").inner_text()
+    page.screenshot(path=str(SCREENSHOTS / "desk-internal-note.png"), full_page=True)

@@ -41,13 +41,13 @@ def bot_says(conversation: Conversation, text: str) -> Message:
 
 
 def escalated(*, reason="USER_REQUEST", text="quiero hablar con una persona", suggested_reply="",
-              created_at=None, **start) -> Escalation:
+              created_at=None, internal_note="", **start) -> Escalation:
     """A conversation whose customer wrote `text` and whose bot escalated with `reason`."""
     conversation = conversation_start(**start)
     customer_says(conversation, text)
     escalation = conversation_escalate(conversation_id=conversation.pk, reason=reason,
                                        summary=f"Summary for {reason}.", detail=f"Customer wrote: “{text}”",
-                                       suggested_reply=suggested_reply)
+                                       suggested_reply=suggested_reply, internal_note=internal_note)
     if created_at is not None:
         Escalation.objects.filter(pk=escalation.pk).update(created_at=created_at)
         escalation.refresh_from_db()

@@ -203,3 +203,25 @@ def test_the_first_message_of_a_conversation_has_no_context(client, analyst):
     trace = make_trace(conversation=conv, message=inbound)
     html = client.get(reverse("traces:detail", args=[trace.pk])).content.decode()
     assert "first message of the conversation" in html
+
+
+def test_the_trace_page_shows_the_fallback_path_the_key_figures_and_the_internal_note(client, analyst):
+    trace = make_trace(
+        attempts=UNGROUNDED, route="account", fallback="template",
+        key_figures=[{"evidence_id": "E3", "value": "324.80", "role": "primary", "name": "delta"}],
+        fallback_draft={"reply": "Tu factura subió Bs. 324,80 [E3].",
+                        "verdict": {"grounded": True, "problems": [], "warnings": [], "derived": []}},
+        internal_note="Root cause: a promotion ended — discount_ended Bs. 280.00 [E7].",
+        final_text="Tu factura subió Bs. 324,80.")
+    body = client.get(reverse("traces:detail", args=[trace.pk])).content.decode()
+    assert "Sent the verified template answer (the writer&#x27;s drafts failed)" in body
+    assert "Tu factura subió Bs. 324,80 [E3]." in body and "E3 · delta · 324.80" in body
+    assert 'id="internal-note"' in body and "discount_ended Bs. 280.00 [E7]." in body
+    assert trace.verdict == "ungrounded"  # the writer's verdict; the fallback is its own column
+
+
+def test_a_clarifying_question_has_its_own_outcome_and_label(client, analyst):
+    trace = make_trace(outcome="clarify", final_text="¿Te refieres al plan mensual o al anual?")
+    body = client.get(reverse("traces:detail", args=[trace.pk])).content.decode()
+    assert f"Trace {trace.pk} · clarify (asked to clarify)" in body
+    assert trace.pk in listed(client, mine={trace.pk}, outcome="clarify")

@@ -1,0 +1,165 @@
+"""The template writer's account answers: every simulator customer, every account capability, both languages.
+
+Facts and key figures come from the real billing client against the simulator (pinned to AS_OF), numbered
+the way the turn numbers them (`fact_evidence`, `turn_key_figures`). Each answer must pass the same
+verifier a model's draft passes — customer view, each figure against the citation after it, the primary
+key figures stated — and so must its internal note (every figure cited, formulas checked).
+"""
+
+import re
+
+import pytest
+
+from bot import grounding
+from bot.compose import day_text, month_name, plan_answer
+from bot.writer import TemplateWriter, WriterRequest, fact_evidence, turn_key_figures
+from tests.support import billing_sim
+from tests.support.billing_sim import capability_results
+
+ACCOUNT_CAPABILITIES = ("account_summary", "invoices", "invoice_change", "payments")
+# The billing tests' simulator and client, pinned to their date: the figures they worked by hand.
+sim, client, customer = billing_sim.sim, billing_sim.client, billing_sim.customer
+CUSTOMER_JARGON = re.compile(r"\[E\d|\bE\d+\b|_|[=×÷]|\bformula\b|\bderivation\b")
+
+
+def request_for(result, language):
+    evidence, sources = fact_evidence(result.evidence, first=1)
+    return WriterRequest(query="", language=language, evidence=evidence, sources=sources,
+                         capability=result.capability, key_figures=turn_key_figures(result.key_figures, first=1))
+
+
+def checked(result, language):
+    """Return the template draft for a result and the verdicts on its message and note."""
+    request = request_for(result, language)
+    draft = TemplateWriter().write(request)
+    reply = grounding.verify(draft.reply, request.evidence, customer_view=True, key_figures=request.required)
+    note = grounding.verify(draft.note, request.note_evidence(), customer_view=False, require_citations=True)
+    return draft, reply, note
+
+
+@pytest.fixture(scope="module")
+def every_result():
+    results = []
+    for flipped in (False, True):
+        for key, result in capability_results(flipped):
+            if result.capability in ACCOUNT_CAPABILITIES and result.ok and result.evidence:
+                results.append((key, result))
+    return results
+
+
+def test_every_customer_and_account_capability_gets_a_verified_answer_that_states_its_key_figures(every_result):
+    checked_count = 0
+    for key, result in every_result:
+        for language in ("es", "en"):
+            draft, reply, note = checked(result, language)
+            assert reply.grounded, (key, language, draft.reply, reply.problems)
+            assert note.grounded, (key, language, draft.note, note.problems)
+            customer_text = grounding.strip_citations(draft.reply)
+            assert not CUSTOMER_JARGON.search(customer_text), (key, language, customer_text)
+            assert len(re.findall(r"(?<!Bs)[.!?](?:\s|$)", customer_text)) <= 3, (key, customer_text)  # lead + one more
+            assert draft.note.startswith("Root cause: ") and "\nUnsure: " in draft.note
+            checked_count += 1
+    capabilities = {result.capability for _key, result in every_result}
+    assert capabilities == set(ACCOUNT_CAPABILITIES) and checked_count > 1500
+
+
+# Five answers a subscriber reads (docs/bot.md shows them next to what the template wrote before).
+EXAMPLES = [
+    ("invoice_change", "promotion_ended", 0, "es",
+     "Tu factura de octubre subió Bs. 324,80 respecto a la de septiembre por el fin de una promoción que te "
+     "descontaba Bs. 280,00 al mes. El resto, Bs. 44,80, corresponde al IVA."),
+    ("invoice_change", "promotion_ended", 0, "en",
+     "Your October bill went up by Bs. 324.80 compared with September because of the end of a promotion that "
+     "took Bs. 280.00 off each month. The rest, Bs. 44.80, is VAT."),
+    ("invoice_change", "duplicate_charge", 0, "es",
+     "Tu factura de octubre subió Bs. 1.624,00 respecto a la de septiembre: es un cargo que aparece repetido; "
+     "esa diferencia, con IVA, es lo cobrado de más."),
+    ("invoice_change", "duplicate_charge", 0, "en",
+     "Your October bill went up by Bs. 1,624.00 compared with September: that is a charge that appears twice; "
+     "that difference, VAT included, is the overcharge."),
+    ("invoice_change", "late_fee", 0, "es",
+     "Tu factura de octubre subió Bs. 81,20 respecto a la de septiembre: es un recargo por mora, calculado sobre "
+     "Bs. 1.624,00 que seguían sin pagar de una factura anterior al terminar el plazo de gracia. Esta factura "
+     "tiene un saldo pendiente de Bs. 1.705,20 y lleva 10 días vencida."),
+    ("invoice_change", "late_fee", 0, "en",
+     "Your October bill went up by Bs. 81.20 compared with September: that is a late fee, worked out on the "
+     "Bs. 1,624.00 of an earlier bill still unpaid when the grace period ended. This bill has Bs. 1,705.20 "
+     "outstanding and is 10 days overdue."),
+    ("payments", "payment_failed_then_succeeded", 0, "es",
+     "Sí, tu pago de Bs. 1.624,00 del 04/10/2026 se aplicó a tu factura de octubre, que quedó pagada. Antes hubo "
+     "un intento de pago de Bs. 1.624,00 del 04/09/2026 que no se completó."),
+    ("payments", "payment_failed_then_succeeded", 0, "en",
+     "Yes, your payment of Bs. 1,624.00 on 2026-10-04 was applied to your October bill, which is now paid. An "
+     "earlier attempt of Bs. 1,624.00 on 2026-09-04 did not go through."),
+    ("account_summary", "late_fee", 0, "es",
+     "Tu factura de octubre tiene un saldo pendiente de Bs. 1.705,20 y venció el 10/10/2026. Tu plan actual "
+     "cuesta Bs. 1.400,00 al mes antes de IVA."),
+    ("invoice_change", "plan_upgrade_proration", 1, "en",
+     "Your October bill went up by USD 17.40 compared with September because of the proration of your plan "
+     "change: USD 5.00 for 15 days on the new plan. Your new plan's monthly fee is also USD 10.00 higher."),
+    ("invoice_change", "tax_rate_change", 0, "es",
+     "Tu factura de octubre subió Bs. 112,00 respecto a la de septiembre: es un cambio en la tasa de un impuesto, "
+     "de 8 % a 16 %."),
+    ("invoice_change", "outage_credit", 1, "en",
+     "Your October bill went down by USD 1.54 compared with September because of a credit of USD 1.33 for days "
+     "without service. The rest, USD 0.21, is VAT."),
+    ("invoice_change", "reconnection_fee", 0, "es",
+     "Tu factura de octubre subió Bs. 487,20 respecto a la de septiembre por la reconexión del servicio, de "
+     "Bs. 350,00. También incluye un recargo por mora de Bs. 81,20."),
+    ("invoice_change", "unchanged", 0, "es",
+     "Tu factura de octubre es igual a la de septiembre: Bs. 1.624,00 en ambas."),
+]
+
+
+@pytest.mark.parametrize(("capability", "scenario", "variant", "language", "expected"), EXAMPLES,
+                         ids=[f"{c}-{s}-{v}-{lang}" for c, s, v, lang, _ in EXAMPLES])
+def test_the_answer_leads_with_the_key_figure_and_its_cause(sim, client, capability, scenario, variant, language,
+                                                           expected):
+    result = getattr(client, capability)(customer(sim, scenario, variant))
+    draft, reply, _note = checked(result, language)
+    assert grounding.strip_citations(draft.reply) == expected
+    assert reply.grounded
+
+
+def test_the_note_gives_the_root_cause_the_evidence_and_each_formula(sim, client):
+    result = client.invoice_change(customer(sim, "promotion_ended", 0))
+    draft, _reply, note = checked(result, "es")
+    assert note.grounded
+    lines = draft.note.splitlines()
+    assert lines[0] == ("Root cause: a promotion ended and its monthly discount stopped — discount_ended "
+                        "Bs. 280.00 [E7].")
+    assert lines[1] == "Rests on: [E3][E7][E5]."
+    assert lines[2] == ("Formula (invoice_delta): total(F-1031-202610) - total(F-1031-202609) = 1624.00 - 1299.20 "
+                        "= 324.80; by type: discount 280.00, tax 44.80 [E3].")
+    assert lines[-1] == "Unsure: nothing; every figure is copied from the billing system's facts."
+
+
+def test_what_the_customer_was_not_told_is_in_the_note(sim, client):
+    result = client.invoice_change(customer(sim, "reconnection_fee", 0))
+    draft, _reply, note = checked(result, "es")
+    assert "Not told to the customer: late_fee_basis Bs. 1,624.00 [E9]." in draft.note and note.grounded
+
+
+def test_a_first_bill_is_explained_by_its_largest_charge(sim, client):
+    customer_id = customer(sim, "promotion_ended", 0)
+    oldest = sim.data.accounts[customer_id].invoices[-1]
+    draft, reply, _ = checked(client.invoice_change(customer_id, period=oldest.period), "es")
+    assert grounding.strip_citations(draft.reply) == (
+        "Tu factura de julio es de Bs. 3.634,66 e incluye la instalación del servicio, de Bs. 1.500,00.")
+    assert reply.grounded
+
+
+def test_an_unknown_capability_has_no_plan():
+    assert plan_answer(capability="find_customer", facts=[], figures=[], language="es") is None
+
+
+@pytest.mark.parametrize(("period", "language", "name"), [("2026-10", "es", "octubre"), ("2026-01", "en", "January"),
+                                                          ("2026-13", "es", "2026-13"), ("", "en", "")])
+def test_month_names(period, language, name):
+    assert month_name(period, language) == name
+
+
+def test_dates_are_written_so_the_verifier_can_match_them():
+    from datetime import date
+
+    assert (day_text(date(2026, 10, 4), "es"), day_text(date(2026, 10, 4), "en")) == ("04/10/2026", "2026-10-04")

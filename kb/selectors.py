@@ -1,0 +1,20 @@
+"""Reads other rooms make of the knowledge base (the bot asks which of several sibling documents applies)."""
+
+from __future__ import annotations
+
+from kb.models import Document
+
+
+def document_alternatives(*, slugs) -> dict[str, dict]:
+    """Return {slug: {"label", "language", "alternatives"}} for the live documents among `slugs` that have
+    alternatives, and for those alternatives too (so every sibling can be offered, retrieved or not)."""
+    found: dict[str, dict] = {}
+    wanted = set(slugs)
+    for _ in range(2):  # the documents, then the siblings they name
+        rows = (Document.objects.filter(slug__in=wanted - set(found), deleted_at__isnull=True)
+                .exclude(alternatives=[]).values("slug", "alternative_label", "language", "alternatives"))
+        for row in rows:
+            found[row["slug"]] = {"label": row["alternative_label"], "language": row["language"],
+                                  "alternatives": list(row["alternatives"])}
+        wanted = {alternative for row in found.values() for alternative in row["alternatives"]}
+    return found
