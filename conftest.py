@@ -25,16 +25,26 @@ def make_staff(django_user_model):
     return make
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture
 def sample_kb(django_db_setup, django_db_blocker):
-    """Import the sample knowledge base into the test database once per session (unchanged files are skipped)."""
+    """The sample knowledge base in the test database, imported once and again only when a transactional
+    test (which empties every table when it ends) has removed it; unchanged files are skipped."""
     from django.conf import settings
 
     from kb.embeddings import get_embedder
+    from kb.models import Document
     from kb.services import documents_import
 
     with django_db_blocker.unblock():
-        return documents_import(paths=[settings.KB_SAMPLE_DIR], embedder=get_embedder())
+        if _sample_kb_report and Document.objects.filter(slug=_sample_kb_report[0]).exists():
+            return _sample_kb_report[1]
+        report = documents_import(paths=[settings.KB_SAMPLE_DIR], embedder=get_embedder())
+        first = Document.objects.order_by("slug").values_list("slug", flat=True).first()
+        _sample_kb_report[:] = [first, report]
+        return report
+
+
+_sample_kb_report: list = []
 
 
 @pytest.fixture

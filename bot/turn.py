@@ -245,8 +245,13 @@ def _decide(recorder, message, conversation, contact, *, writer, billing):
         contact.language = routing.language
 
     awaiting_identity = bool(conversation.pending_query and not contact.customer_id)
+    # A reply to a clarifying question ("el anual") is read as the choice, whatever it reads like on its own.
+    chosen = (clarify.choose(message.text, clarify.pending_options(conversation.pending_clarification))
+              if conversation.pending_clarification else None)
     if awaiting_identity and routing.route not in (Route.HUMAN, Route.MEDIA) and _holds_identifier(message.text):
         refusal = None  # the answer to "send me your account number", whatever it reads like on its own
+    elif chosen is not None and routing.route not in (Route.HUMAN, Route.MEDIA):
+        refusal = None
     else:
         refusal = _refusal(routing, kind=message.kind) or _small_talk(routing, _history(conversation, message, 1))
     if refusal is not None:
@@ -272,10 +277,8 @@ def _decide(recorder, message, conversation, contact, *, writer, billing):
         conversation.pending_query = ""
 
     # A reply to a clarifying question: answer the question asked before with the option picked.
-    chosen = None
     if conversation.pending_clarification:
         stored = conversation.pending_clarification
-        chosen = clarify.choose(message.text, clarify.pending_options(stored))
         if chosen is not None:
             query = stored["query"]
             routing = get_router().route(query, default_language=contact.language)

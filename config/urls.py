@@ -15,3 +15,8 @@ urlpatterns = [
     path("sim/billing/", include("billing.simulator.urls")),
     path("", include("desk.urls")),
 ]
+
+handler400 = "config.views.bad_request"
+handler403 = "config.views.permission_denied"
+handler404 = "config.views.page_not_found"
+handler500 = "config.views.server_error"

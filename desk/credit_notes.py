@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
@@ -18,6 +18,7 @@ from django.db.models import QuerySet, Sum
 from django.shortcuts import get_object_or_404
 from django.utils import timezone
 
+from core import params
 from desk.access import require_desk_worker
 from desk.models import Conversation, CreditNoteRequest, Event
 
@@ -121,15 +122,13 @@ def _event(request: CreditNoteRequest, actor, kind: str, **detail) -> Event:
 
 
 def _amount(value) -> Decimal:
-    try:
-        amount = Decimal(str(value).strip().replace(",", "."))
-    except (InvalidOperation, ValueError) as exc:
-        raise CreditNoteError("The amount is not a number, e.g. 5.00.") from exc
-    if not amount.is_finite() or amount <= 0:
+    amount = params.decimal(str(value), label="The amount", places=2,
+                            max_digits=CreditNoteRequest._meta.get_field("amount").max_digits)
+    if amount.error or amount.value is None:
+        raise CreditNoteError(amount.error or "The amount is not a number, e.g. 5.00.")
+    if amount.value <= 0:
         raise CreditNoteError("The amount must be above zero.")
-    if amount != amount.quantize(Decimal("0.01")):
-        raise CreditNoteError("The amount has at most two decimals.")
-    return amount.quantize(Decimal("0.01"))
+    return amount.value
 
 
 @transaction.atomic

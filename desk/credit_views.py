@@ -130,11 +130,13 @@ def credit_note_approve(request, request_id):
 def credit_note_reject(request, request_id):
     """Reject a pending credit note with a note."""
     form = CreditNoteRejectForm(request.POST)
-    note = form.cleaned_data["note"] if form.is_valid() else ""
-    return _decide(request, request_id,
-                   lambda proposal: cn.credit_note_reject(request=proposal, supervisor=request.user,
-                                                          note=note),
-                   lambda proposal: f"Credit note on {proposal.invoice_id} rejected.")
+
+    def reject(proposal):
+        if not form.is_valid():  # a NUL character or a note too long: say so rather than drop the note
+            raise cn.CreditNoteError("Write the note as plain text of at most 2000 characters.")
+        return cn.credit_note_reject(request=proposal, supervisor=request.user, note=form.cleaned_data["note"])
+
+    return _decide(request, request_id, reject, lambda proposal: f"Credit note on {proposal.invoice_id} rejected.")
 
 
 @login_required

@@ -12,6 +12,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
 
+from core import params
 from desk import chat as webchat
 from desk import services
 from desk.access import access_conversation, may_work_desk
@@ -34,26 +35,37 @@ from desk.selectors import (
 QUEUE_PAGE_SIZE = 50
 
 
+CHAT_LANGUAGES = ("es", "en")
+CHAT_MESSAGE_MAX = 4000  # what a stored message keeps (desk/chat.py)
+
+
 def chat(request):
     """Web chat for demos and tests: pick a simulator customer and talk to the bot through the real pipeline."""
     conversation = webchat.current_conversation(request)
+    error = ""
     if request.method == "POST":
         if "customer_id" in request.POST:
-            conversation = webchat.chat_start(request=request, customer_id=request.POST["customer_id"],
-                                              language=request.POST.get("language", "es"))
+            customer_id = params.text(request.POST["customer_id"], label="The customer", max_length=64)
+            language = params.choice(request.POST.get("language"), CHAT_LANGUAGES, label="The language",
+                                     default="es")
+            conversation = webchat.chat_start(request=request, customer_id=customer_id.or_bad_request(),
+                                              language=language.or_bad_request())
             return redirect("desk:chat")
-        if conversation is not None and request.POST.get("text", "").strip():
-            webchat.chat_message_receive(conversation=conversation, text=request.POST["text"])
+        text = params.text(request.POST.get("text"), label="The message", max_length=CHAT_MESSAGE_MAX)
+        error = text.error
+        if conversation is not None and text.value and not error:
+            webchat.chat_message_receive(conversation=conversation, text=text.value)
         if request.htmx:
-            return render(request, "desk/chat.html#thread", {"conversation": conversation,
+            return render(request, "desk/chat.html#thread", {"conversation": conversation, "error": error,
                                                              "messages": webchat.thread(conversation)})
-        return redirect("desk:chat")
+        if not error:
+            return redirect("desk:chat")
     template = "desk/chat.html#thread" if request.htmx and conversation else "desk/chat.html"
     return render(request, template, {
-        "conversation": conversation,
+        "conversation": conversation, "error": error,
         "messages": webchat.thread(conversation) if conversation else [],
         "customers": [] if conversation else webchat.demo_customers(),
-    })
+    }, status=400 if error else 200)
 
 
 @require_POST
@@ -161,11 +173,9 @@ def _prefill(request, context) -> str:
     """Text for the composer when JavaScript is off: ?draft=1 (the bot's draft) or ?canned=<id>."""
     if request.GET.get("draft") and context["draft"]:
         return context["draft"]
-    canned = request.GET.get("canned", "")
-    if canned.isdigit():
-        reply = next((c for c in context["canned"] if c.pk == int(canned)), None)
-        return reply.text if reply else ""
-    return ""
+    canned = params.integer(request.GET.get("canned"), label="The canned reply").value
+    reply = next((c for c in context["canned"] if c.pk == canned), None)
+    return reply.text if reply else ""
 
 
 @login_required

@@ -3,9 +3,10 @@
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import get_object_or_404, render
 
+from core import params
 from evals.affected import affected_cases, affected_report, current_index_version, default_before_version
+from kb.access import kb_editor_required
 from kb.models import Document
-from kb.views import _int_param, kb_editor_required
 
 MAX_K = 20
 
@@ -17,9 +18,9 @@ def affected_cases_page(request, slug):
     document = get_object_or_404(Document, slug=slug)
     current = current_index_version()
     source = request.POST if request.method == "POST" else request.GET
-    before = _int_param(source.get("before"), default=None, low=0, high=current)
-    after = _int_param(source.get("after"), default=None, low=0, high=current)
-    k = _int_param(source.get("k"), default=5, low=1, high=MAX_K)
+    before = params.integer(source.get("before"), label="Before", low=0, high=current, clamp=True).value
+    after = params.integer(source.get("after"), label="After", low=0, high=current, clamp=True).value
+    k = params.integer(source.get("k"), label="k", default=5, low=1, high=MAX_K, clamp=True).value
     cases = affected_cases(document=document)
     report = None
     if request.method == "POST":

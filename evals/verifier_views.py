@@ -1,11 +1,11 @@
 import json
-from decimal import Decimal
 
 from django.conf import settings
 from django.contrib.auth.decorators import login_required, permission_required
 from django.shortcuts import render
 
 from bot.grounding import Evidence, TokenCheck, evidence_from_data, verify
+from core import params
 
 review_traces_required = permission_required("traces.review_traces", raise_exception=True)
 
@@ -29,14 +29,19 @@ EXAMPLE_EVIDENCE = json.dumps(
 )
 
 
+ANSWER_MAX = 10_000  # a WhatsApp message is at most 4,096 characters
+EVIDENCE_MAX = 200_000
+EVIDENCE_DEPTH = 5  # a list of objects whose values are scalars: 2 would do, 5 leaves room for a mistake to be named
+
+
 def _parse_evidence(raw: str) -> list[Evidence]:
     """Return the pasted evidence; raise ValueError with a message for the analyst."""
+    # Decimal keeps a value as the system of record wrote it: 45.00 stays "45.00", not "45.0".
+    data = params.json_document(raw, label="The evidence", max_bytes=EVIDENCE_MAX, max_depth=EVIDENCE_DEPTH)
+    if data.error:
+        raise ValueError(data.error)
     try:
-        data = json.loads(raw, parse_float=Decimal)
-    except json.JSONDecodeError as error:
-        raise ValueError(f"The evidence is not valid JSON ({error}).") from None
-    try:
-        return evidence_from_data(data)
+        return evidence_from_data(data.value)
     except ValueError as error:
         raise ValueError(f"The evidence is malformed: {error}.") from None
 
@@ -68,7 +73,10 @@ def verifier_playground(request):
             evidence_json=request.POST.get("evidence", ""),
             customer_view=bool(request.POST.get("customer_view")),
         )
+        answer = params.text(context["answer"], label="The answer", max_length=ANSWER_MAX, strip=False)
         try:
+            if answer.error:
+                raise ValueError(answer.error)
             evidence = _parse_evidence(context["evidence_json"])
         except ValueError as error:
             context["error"] = str(error)

@@ -17,6 +17,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
+from core import params
 from evals import services
 from evals.judge import get_judge
 from evals.labels import (
@@ -171,16 +172,16 @@ def golden_set_run(request, golden_set_id):
 def golden_set_variants(request, golden_set_id):
     """Generate synthetic variants of the traces coded into one failure class; they wait for review."""
     golden_set = access_golden_set(request.user, golden_set_id)
-    raw_class = request.POST.get("failure_class", "")
-    failure_class = get_object_or_404(FailureClass, pk=int(raw_class)) if raw_class.isdigit() else None
-    if failure_class is None:
-        messages.error(request, "Pick a failure class.")
+    class_id = params.integer(request.POST.get("failure_class"), label="The failure class")
+    per_trace = params.integer(request.POST.get("per_trace"), label="Variants per trace", default=3, low=1,
+                               high=10, clamp=True)
+    if class_id.value is None or per_trace.error:
+        messages.error(request, per_trace.error or class_id.error or "Pick a failure class.")
         return redirect("evals:golden_set", golden_set.pk)
-    raw_per_trace = request.POST.get("per_trace", "3")
-    per_trace = min(max(int(raw_per_trace), 1), 10) if raw_per_trace.isdigit() else 3
+    failure_class = get_object_or_404(FailureClass, pk=class_id.value)
     try:
-        cases = variants_generate(failure_class=failure_class, golden_set=golden_set, per_trace=per_trace,
-                                  user=request.user)
+        cases = variants_generate(failure_class=failure_class, golden_set=golden_set,
+                                  per_trace=per_trace.value, user=request.user)
     except ValueError as error:
         messages.error(request, str(error))
     else:
@@ -237,8 +238,8 @@ def runs(request):
     require_trace_reviewer(request.user)
     listed = [RunSummary.of(run) for run in EvalRun.objects.select_related("golden_set")[:LISTED_RUNS]]
     sets = list(GoldenSet.objects.all())
-    raw = request.GET.get("golden", "")
-    chosen = next((g for g in sets if raw.isdigit() and g.pk == int(raw)), None)
+    golden = params.integer(request.GET.get("golden"), label="The golden set")
+    chosen = next((g for g in sets if g.pk == golden.value), None)
     if chosen is None and listed:
         chosen = listed[0].run.golden_set
     plotted = []
@@ -251,6 +252,7 @@ def runs(request):
         "plotted_count": len(plotted),
         "default_head": of_chosen[0].pk if of_chosen else None,
         "default_base": of_chosen[1].pk if len(of_chosen) > 1 else None,
+        "problems": [golden.error] if golden.error else [],
     })
 
 
@@ -289,14 +291,19 @@ def run_item_label(request, item_id):
     return HttpResponseRedirect(f"{reverse('evals:run', args=[item.run_id])}#item-{item.pk}")
 
 
+LABEL_NOTE_MAX = 2_000
+
+
 def _save_label(request, **target) -> str:
     label = request.POST.get("label", "")
     if label not in (HumanLabel.Label.PASS, HumanLabel.Label.FAIL):
         messages.error(request, "Choose pass or fail.")
         return "Choose pass or fail."
     try:
-        saved = human_label_save(label=label, note=request.POST.get("note", "").strip(), author=request.user,
-                                 **target)
+        note = params.text(request.POST.get("note"), label="The note", max_length=LABEL_NOTE_MAX)
+        if note.error:
+            raise ValueError(note.error)
+        saved = human_label_save(label=label, note=note.value, author=request.user, **target)
     except ValueError as error:
         messages.error(request, str(error))
         return str(error)
@@ -334,20 +341,16 @@ def trace_label_context(user, trace: Trace) -> dict:
     return {"human_label": label, "label_split": label.split if label else split_for(item_key_for(trace=trace))}
 
 
-def _int_param(request, name: str) -> int | None:
-    raw = request.GET.get(name, "")
-    return int(raw) if raw.isdigit() else None
-
-
 @login_required
 def run_compare(request):
     """Compare two runs: newly failing case ids first, then newly passing, still failing, then the numbers."""
     require_trace_reviewer(request.user)
-    base_id, head_id = _int_param(request, "base"), _int_param(request, "head")
-    if base_id is None or head_id is None:
-        messages.error(request, "Pick two runs to compare.")
+    base_id = params.integer(request.GET.get("base"), label="The base run")
+    head_id = params.integer(request.GET.get("head"), label="The head run")
+    if base_id.value is None or head_id.value is None:
+        messages.error(request, base_id.error or head_id.error or "Pick two runs to compare.")
         return redirect("evals:runs")
-    base, head = access_run(request.user, base_id), access_run(request.user, head_id)
+    base, head = access_run(request.user, base_id.value), access_run(request.user, head_id.value)
     comparison = compare_runs(base=base, head=head)
     base_summary, head_summary = RunSummary.of(base), RunSummary.of(head)
     metrics = []
@@ -412,11 +415,23 @@ def golden_case_create(request, trace_id):
     """Make a golden case from this trace in the chosen set, then open it for editing."""
     require_trace_reviewer(request.user)
     trace = get_object_or_404(Trace, pk=trace_id)
-    golden_set = get_object_or_404(GoldenSet, pk=request.POST.get("golden_set") or 0)
+    golden_set_id = params.integer(request.POST.get("golden_set"), label="The golden set").or_bad_request()
+    golden_set = get_object_or_404(GoldenSet, pk=golden_set_id or 0)
     case = services.golden_case_from_trace(trace=trace, user=request.user, golden_set=golden_set)
     golden_set.refresh_from_db()
     messages.success(request, f"Case {case.case_id} added to {golden_set.name} (version {golden_set.current_version}).")
     return redirect("evals:golden_case", case_id=case.pk)
+
+
+CASE_QUERY_MAX = 2_000
+CASE_LIST_MAX = 20_000  # facts, hits or hard negatives, as typed in one field
+
+
+def _case_field(request, name: str, label: str, max_length: int) -> str:
+    parsed = params.text(request.POST.get(name), label=label, max_length=max_length)
+    if parsed.error:
+        raise services.GoldenSetError(parsed.error)
+    return parsed.value
 
 
 def _lines(text: str) -> list[str]:
@@ -435,10 +450,12 @@ def golden_case_edit(request, case_id):
     error = ""
     if request.method == "POST":
         try:
+            query = _case_field(request, "query", "The query", CASE_QUERY_MAX)
+            facts = _lines(_case_field(request, "facts", "The facts field", CASE_LIST_MAX))
+            hits = _commas(_case_field(request, "hits", "The hits field", CASE_LIST_MAX))
+            negatives = _commas(_case_field(request, "hard_negatives", "The hard negatives field", CASE_LIST_MAX))
             services.golden_case_update(
-                case=case, user=request.user, query=request.POST.get("query", ""),
-                facts=_lines(request.POST.get("facts", "")), hits=_commas(request.POST.get("hits", "")),
-                hard_negatives=_commas(request.POST.get("hard_negatives", "")),
+                case=case, user=request.user, query=query, facts=facts, hits=hits, hard_negatives=negatives,
                 must_pass="must_pass" in request.POST,
                 clarification_expected="clarification_expected" in request.POST,
                 synthetic="synthetic" in request.POST)

@@ -63,8 +63,16 @@ _HEADING = re.compile(r"^(#{1,3})\s+(.+?)\s*#*\s*$")
 _SLUG = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
 
 
+def _refuse_nul(raw: str, source: str) -> None:
+    """Raise MalformedDocument when the text holds a NUL character: PostgreSQL cannot store one."""
+    if "\x00" in raw:
+        line = raw.count("\n", 0, raw.index("\x00")) + 1
+        raise MalformedDocument(f"{source}: contains a NUL character (line {line}); is it a text file?")
+
+
 def parse_markdown(raw: str, *, source: str, default_slug: str) -> ParsedDocument:
     """Parse front matter (slug, title, language, alternatives, alternative_label), a `#` title and sections."""
+    _refuse_nul(raw, source)
     meta: dict = {}
     body = raw
     match = _FRONT_MATTER.match(raw)
@@ -110,6 +118,7 @@ def parse_markdown(raw: str, *, source: str, default_slug: str) -> ParsedDocumen
 
 def parse_html(raw: str, *, source: str, default_slug: str) -> ParsedDocument:
     """Parse an HTML page: <h1> title, <h2>/<h3> sections, language from <html lang>."""
+    _refuse_nul(raw, source)
     from bs4 import BeautifulSoup
 
     soup = BeautifulSoup(raw, "html.parser")

@@ -10,6 +10,7 @@ from django.contrib.auth.decorators import login_required
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
+from core import params
 from kb.access import access_document, access_section, kb_editor_required
 from kb.editing import (
     EditConflict,
@@ -32,15 +33,15 @@ MAX_UPLOAD_FILES = 50
 MAX_UPLOAD_BYTES = 2_000_000
 
 
+NOTE_MAX = 300
+
+
 def _form_text(request, name: str) -> str:
     return (request.POST.get(name) or "").replace("\r\n", "\n")
 
 
-def _int(value, default=None):
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        return default
+def _form_note(request) -> params.Parsed[str]:
+    return params.text(request.POST.get("note"), label="The note", max_length=NOTE_MAX)
 
 
 def _saved_message(request, result) -> None:
@@ -86,13 +87,17 @@ def document_edit(request, slug):
     if request.method != "POST":
         return render(request, "kb/document_edit.html", context)
     source = _form_text(request, "source")
-    base_version = _int(request.POST.get("base_version"), document.version)
-    context.update(source=source, base_version=base_version, note=(request.POST.get("note") or "")[:300])
+    base_version = params.integer(request.POST.get("base_version"), label="The base version",
+                                  default=document.version).value
+    note = _form_note(request)
+    context.update(source=source, base_version=base_version, note=note.value)
     embedder = get_embedder()
     if request.POST.get("action") == "preview":
         context["preview"] = chunk_preview(document=document, source=source, slug=document.slug, embedder=embedder)
         return render(request, "kb/document_edit.html", context)
     try:
+        if note.error:
+            raise EditError(note.error)
         result = document_save(document=document, source=source, base_version=base_version, author=request.user,
                                note=context["note"], embedder=embedder)
     except EditConflict as conflict:
@@ -144,12 +149,15 @@ def section_edit(request, slug, section_id):
     if request.method != "POST":
         return render(request, "kb/section_edit.html", context)
     text = _form_text(request, "text")
+    note = _form_note(request)
     context.update(text=text, base_hash=request.POST.get("base_hash") or "",
-                   base_text=_form_text(request, "base_text"), note=(request.POST.get("note") or "")[:300])
+                   base_text=_form_text(request, "base_text"), note=note.value)
     if request.POST.get("action") == "preview":
         context["preview"] = _section_preview(document, section, text)
         return render(request, "kb/section_edit.html", context)
     try:
+        if note.error:
+            raise EditError(note.error)
         result = section_save(document=document, section=section, text=text, base_hash=context["base_hash"],
                               base_text=context["base_text"], author=request.user, note=context["note"],
                               embedder=get_embedder())
@@ -186,8 +194,9 @@ def document_history(request, slug):
     document = access_document(slug)
     versions = list(document.versions.select_related("author"))
     by_number = {v.number: v for v in versions}
-    old_number, new_number = _int(request.GET.get("a")), _int(request.GET.get("b"))
-    shown = _int(request.GET.get("version"))
+    old_number = params.integer(request.GET.get("a"), label="The older version").value
+    new_number = params.integer(request.GET.get("b"), label="The newer version").value
+    shown = params.integer(request.GET.get("version"), label="The version").value
     if shown is not None and old_number is None and new_number is None:
         old_number, new_number = shown - 1, shown
     diff, old, new = None, by_number.get(old_number), by_number.get(new_number)

@@ -2,6 +2,7 @@ from django.contrib.auth.decorators import login_required
 from django.db.models import Prefetch
 from django.shortcuts import get_object_or_404, render
 
+from core import params
 from kb import inspect
 from kb.access import kb_editor_required
 from kb.embeddings import QueryCachingEmbedder, get_embedder
@@ -43,16 +44,25 @@ def chunk_detail(request, chunk_id):
     })
 
 
+QUERY_MAX = 500
+MAX_K = 20
+
+
 @login_required
 @kb_editor_required
 def search_playground(request):
     """Run a query: the three branches, the fused list and the pruned, now and at an earlier index version."""
-    query = (request.GET.get("q") or "").strip()[:500]
-    language = request.GET.get("language") if request.GET.get("language") in ("es", "en") else None
-    k = _int_param(request.GET.get("k"), default=5, low=1, high=20)
+    read = {
+        "q": params.text(request.GET.get("q"), label="The query", max_length=QUERY_MAX),
+        "language": params.choice(request.GET.get("language"), ("es", "en"), label="The language"),
+        "k": params.integer(request.GET.get("k"), label="k", default=5, low=1, high=MAX_K, clamp=True),
+    }
     space = EmbeddingSpace.objects.first()
     current = space.index_version if space else 1
-    version = _int_param(request.GET.get("version"), default=None, low=1, high=current)
+    read["version"] = params.integer(request.GET.get("version"), label="The index version", low=1, high=current,
+                                     clamp=True)
+    query, language, k, version = (read[name].value for name in ("q", "language", "k", "version"))
+    language = language or None
     if version == current:
         version = None
     embedder = QueryCachingEmbedder(get_embedder())  # the query is embedded once for both versions
@@ -69,14 +79,7 @@ def search_playground(request):
         "versions": range(current, 0, -1), "language": language or "", "k": k,
         "now_heading": f"Now · index v{current}", "earlier_heading": f"Then · index v{version}",
         "gone": gone, "languages": [("", "any"), ("es", "es"), ("en", "en")],
+        "problems": [parsed.error for parsed in read.values() if parsed.error],
     })
-
-
-def _int_param(raw, *, default, low, high):
-    """Return raw as an int clamped to [low, high]; default when missing or not a number."""
-    try:
-        return min(max(int(raw), low), high)
-    except (TypeError, ValueError):
-        return default
 
 

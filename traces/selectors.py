@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 
 from django.db.models import Exists, OuterRef, QuerySet
-from django.utils import timezone
-from django.utils.dateparse import parse_date, parse_datetime
 
+from core import params as core_params
 from core.keyset import keyset_page
 from desk.models import Conversation, Message
 from traces.models import FailureClass, ReviewNote, ReviewSession, SessionTrace, Trace
@@ -39,12 +38,13 @@ class TraceFilters:
     complaint_sourced: bool | None = None
     verified_wrong: bool | None = None
     latency_above: float | None = None
+    problems: tuple[str, ...] = field(default=(), compare=False)  # what was sent but could not be a filter
 
     def to_query(self) -> dict[str, str]:
         """Return the non-empty filters as query-string values (for links, sessions and export)."""
         query = {}
         for name, value in asdict(self).items():
-            if value is None or value == "":
+            if name == "problems" or value is None or value == "":
                 continue
             if isinstance(value, bool):
                 value = "yes" if value else "no"
@@ -54,55 +54,32 @@ class TraceFilters:
         return query
 
 
-def _when(raw: str, *, end: bool) -> dt.datetime | None:
-    raw = (raw or "").strip()
-    if not raw:
-        return None
-    try:
-        day = parse_date(raw) if len(raw) == 10 else None
-        moment = None if day else parse_datetime(raw)
-    except ValueError:
-        return None
-    if day is not None:
-        # A bare date as the end of a range includes that whole day.
-        moment = dt.datetime.combine(day + dt.timedelta(days=1) if end else day, dt.time.min)
-    if moment is None:
-        return None
-    if timezone.is_naive(moment):
-        moment = timezone.make_aware(moment)
-    return moment
-
-
-def _yes_no(raw: str) -> bool | None:
-    return {"yes": True, "1": True, "true": True, "no": False, "0": False, "false": False}.get((raw or "").lower())
-
-
-def _int(raw: str) -> int | None:
-    raw = (raw or "").strip()
-    return int(raw) if raw.lstrip("-").isdigit() else None
-
-
-def _float(raw: str) -> float | None:
-    try:
-        return float(raw) if raw not in (None, "") else None
-    except ValueError:
-        return None
+TEXT_FILTERS = ("escalation_reason", "route", "language", "channel", "prompt_version", "model")
+YES_NO_FILTERS = ("derived", "has_note", "complaint_sourced", "verified_wrong")
 
 
 def parse_trace_filters(params) -> TraceFilters:
-    """Return the filters from a query dict (GET or a session's stored filters); unknown values are ignored."""
-    get = lambda name: (params.get(name) or "").strip()  # noqa: E731
-    verdict = get("verdict")
-    return TraceFilters(
-        since=_when(get("since"), end=False), until=_when(get("until"), end=True),
-        outcome=get("outcome") if get("outcome") in Trace.Outcome.values else "",
-        escalation_reason=get("escalation_reason"), route=get("route"), language=get("language"),
-        channel=get("channel"), verdict=verdict if verdict in VERDICTS else "", derived=_yes_no(get("derived")),
-        prompt_version=get("prompt_version"), index_version=_int(get("index_version")), model=get("model"),
-        has_note=_yes_no(get("has_note")), failure_class=_int(get("failure_class")),
-        complaint_sourced=_yes_no(get("complaint_sourced")), verified_wrong=_yes_no(get("verified_wrong")),
-        latency_above=_float(get("latency_above")),
-    )
+    """Return the filters from a query dict (GET or a session's stored filters).
+
+    A value that cannot be a filter (an impossible date, a number that is not one, a NUL character) is
+    left out, and `problems` says which, for the page to show: the list is wider, never an error.
+    """
+    read = {
+        "since": core_params.moment(params.get("since"), label="From", end=False),
+        "until": core_params.moment(params.get("until"), label="To", end=True),
+        "outcome": core_params.choice(params.get("outcome"), Trace.Outcome.values, label="Outcome"),
+        "verdict": core_params.choice(params.get("verdict"), VERDICTS, label="Verdict"),
+        "index_version": core_params.integer(params.get("index_version"), label="Index version",
+                                             high=2**31 - 1),
+        "failure_class": core_params.integer(params.get("failure_class"), label="Failure class"),
+        "latency_above": core_params.number(params.get("latency_above"), label="Latency above"),
+    }
+    for name in TEXT_FILTERS:
+        read[name] = core_params.text(params.get(name), label=name.replace("_", " ").capitalize(), max_length=100)
+    for name in YES_NO_FILTERS:
+        read[name] = core_params.boolean(params.get(name), label=name.replace("_", " ").capitalize())
+    return TraceFilters(**{name: parsed.value for name, parsed in read.items()},
+                        problems=tuple(parsed.error for parsed in read.values() if parsed.error))
 
 
 def traces_filtered(*, filters: TraceFilters) -> QuerySet[Trace]:

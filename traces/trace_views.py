@@ -6,7 +6,7 @@ import json
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
+from django.core.exceptions import BadRequest, PermissionDenied
 from django.db.models import Q
 from django.http import Http404, QueryDict, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -15,6 +15,7 @@ from django.utils.html import escape
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_POST
 
+from core import params
 from desk.models import Conversation, Message
 from kb.models import Chunk
 from traces import selectors, services
@@ -35,7 +36,8 @@ def trace_list(request):
     if not may_read_traces(request.user):
         raise PermissionDenied
     filters = selectors.parse_trace_filters(request.GET)
-    page, next_cursor = selectors.trace_page(filters=filters, after=request.GET.get("after", ""))
+    after = params.cursor(request.GET.get("after"))
+    page, next_cursor = selectors.trace_page(filters=filters, after=request.GET.get("after", "") if after.ok else "")
     query = QueryDict(mutable=True)
     query.update(filters.to_query())
     next_query = query.copy()
@@ -46,6 +48,7 @@ def trace_list(request):
         "stages": STAGES, "filter_query": query.urlencode(),
         "next_query": next_query.urlencode() if next_cursor else "",
         "may_review": request.user.has_perm("traces.review_traces"),
+        "problems": [*filters.problems, *([after.error] if after.error else [])],
     })
 
 
@@ -74,6 +77,8 @@ def trace_export(request, fmt):
     if fmt not in ("jsonl", "csv"):
         raise Http404("Export as jsonl or csv.")
     filters = selectors.parse_trace_filters(request.GET)
+    if filters.problems:  # a download wider than the analyst asked for would be read as the answer
+        raise BadRequest(" ".join(filters.problems))
     stamp = timezone.now().strftime("%Y%m%d-%H%M%S")
     if fmt == "jsonl":
         body = (json.dumps(record, ensure_ascii=False) + "\n" for record in _export_rows(filters))
@@ -152,18 +157,24 @@ def session_list(request):
     })
 
 
+MAX_SESSION_SIZE = 1_000
+
+
 def _session_create(request):
     filters = selectors.parse_trace_filters(request.POST)
-    seed = request.POST.get("seed", "").strip()
+    name = params.text(request.POST.get("name"), label="The name", max_length=200)
+    size = params.integer(request.POST.get("size"), label="The size", default=30, low=1, high=MAX_SESSION_SIZE)
+    seed = params.integer(request.POST.get("seed"), label="The seed", low=-(2**63), high=2**63 - 1)
+    problems = [*filters.problems, *(p.error for p in (name, size, seed) if p.error)]
     try:
-        size = int(request.POST.get("size") or 30)
+        if problems:
+            raise services.ReviewError(" ".join(problems))
         if filters.since is None or filters.until is None:
             raise services.ReviewError("Give the window's first and last day.")
         session = services.review_session_create(
-            name=request.POST.get("name", "").strip(), window_start=filters.since, window_end=filters.until,
-            size=size, filters=filters.to_query(), seed=int(seed) if seed.lstrip("-").isdigit() else None,
-            created_by=request.user)
-    except (services.ReviewError, ValueError) as error:
+            name=name.value, window_start=filters.since, window_end=filters.until, size=size.value,
+            filters=filters.to_query(), seed=seed.value, created_by=request.user)
+    except services.ReviewError as error:
         messages.error(request, str(error))
         return redirect("traces:sessions")
     if request.POST.get("add_verified_wrong"):
@@ -205,6 +216,9 @@ def session_add_verified_wrong(request, session_id):
     return redirect("traces:session", session.pk)
 
 
+FIRST_FAILURE_MAX = ReviewNote._meta.get_field("first_failure").max_length
+
+
 @login_required
 def session_review(request, session_id, position):
     """Review one trace of the session: read it, then pass / fail (first upstream failure + stage) / defer."""
@@ -217,12 +231,15 @@ def session_review(request, session_id, position):
     next_position = positions[index + 1] if index + 1 < len(positions) else None
     error = ""
     if request.method == "POST":
-        faithful = {"yes": True, "no": False}.get(request.POST.get("model_faithful", ""))
+        faithful = params.boolean(request.POST.get("model_faithful"), label="Was the model faithful?")
+        first_failure = params.text(request.POST.get("first_failure"), label="The first upstream failure",
+                                    max_length=FIRST_FAILURE_MAX)
         try:
+            if faithful.error or first_failure.error:
+                raise services.ReviewError(faithful.error or first_failure.error)
             services.review_note_save(session=session, trace=item.trace, author=request.user,
-                                      verdict=request.POST.get("verdict", ""),
-                                      first_failure=request.POST.get("first_failure", ""),
-                                      stage=request.POST.get("stage", ""), model_faithful=faithful)
+                                      verdict=request.POST.get("verdict", ""), first_failure=first_failure.value,
+                                      stage=request.POST.get("stage", ""), model_faithful=faithful.value)
         except services.ReviewError as failure:
             error = str(failure)
         else:
@@ -265,28 +282,42 @@ def session_taxonomy(request, session_id):
     })
 
 
+def _session_class(session, raw: str | None, *, label: str) -> FailureClass | None:
+    """Return the session's failure class named by a posted id (None when none was picked); 404 when unknown."""
+    pk = params.integer(raw, label=label).or_bad_request()
+    return get_object_or_404(FailureClass, pk=pk, session=session) if pk is not None else None
+
+
 def _taxonomy_action(request, session):
     action = request.POST.get("action")
+    name = params.text(request.POST.get("name"), label="The name",
+                       max_length=FailureClass._meta.get_field("name").max_length)
+    definition = params.text(request.POST.get("definition"), label="The definition",
+                             max_length=FailureClass._meta.get_field("definition").max_length)
     try:
+        if action in ("create", "rename") and (name.error or definition.error):
+            raise services.ReviewError(name.error or definition.error)
         if action == "create":
-            services.failure_class_create(session=session, name=request.POST.get("name", ""),
-                                          definition=request.POST.get("definition", ""),
+            services.failure_class_create(session=session, name=name.value, definition=definition.value,
                                           stage=request.POST.get("stage", ""), actor=request.user)
         elif action == "assign":
-            raw = request.POST.get("failure_class", "")
-            target = get_object_or_404(FailureClass, pk=int(raw), session=session) if raw.isdigit() else None
-            note_ids = [int(v) for v in request.POST.getlist("notes") if v.isdigit()]
-            services.review_notes_assign(session=session, note_ids=note_ids, failure_class=target,
-                                         actor=request.user)
+            target = _session_class(session, request.POST.get("failure_class"), label="The class")
+            note_ids = [params.integer(v, label="A note").or_bad_request() for v in request.POST.getlist("notes")]
+            services.review_notes_assign(session=session, note_ids=[n for n in note_ids if n is not None],
+                                         failure_class=target, actor=request.user)
         elif action == "rename":
-            target = get_object_or_404(FailureClass, pk=request.POST.get("failure_class"), session=session)
-            services.failure_class_rename(failure_class=target, name=request.POST.get("name", ""),
-                                          definition=request.POST.get("definition", ""), actor=request.user)
+            target = _session_class(session, request.POST.get("failure_class"), label="The class")
+            if target is None:
+                raise services.ReviewError("Pick the class to rename.")
+            services.failure_class_rename(failure_class=target, name=name.value, definition=definition.value,
+                                          actor=request.user)
         elif action == "merge":
-            source = get_object_or_404(FailureClass, pk=request.POST.get("source"), session=session)
-            target = get_object_or_404(FailureClass, pk=request.POST.get("target"), session=session)
+            source = _session_class(session, request.POST.get("source"), label="The class to merge")
+            target = _session_class(session, request.POST.get("target"), label="The class to merge into")
+            if source is None or target is None:
+                raise services.ReviewError("Pick the two classes to merge.")
             services.failure_class_merge(source=source, target=target, actor=request.user)
-    except (services.ReviewError, ValueError) as error:
+    except services.ReviewError as error:
         messages.error(request, str(error))
 
 

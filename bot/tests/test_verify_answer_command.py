@@ -98,6 +98,7 @@ def test_key_figures_can_be_required(monkeypatch):
         ("", "stdin is not JSON"),
         ("{answer:", "stdin is not JSON"),
         ("[]", 'expected an object {"answer", "evidence", "customer_view"}'),
+        ("[" * 5_000 + "]" * 5_000, "stdin nests deeper than 20 levels"),
         ('{"evidence": []}', '"answer" must be a string'),
         ('{"answer": "Hola"}', 'evidence must be a list of {"id", "text", "value"}'),
         ('{"answer": "Hola", "evidence": {"id": "E1"}}', "evidence must be a list"),

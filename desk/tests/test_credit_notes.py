@@ -70,6 +70,8 @@ def test_an_agent_proposes_a_credit_note_checked_against_billing(people, healthy
     ({"amount": "-3"}, "above zero"),
     ({"amount": "1.005"}, "two decimals"),
     ({"amount": "cinco"}, "not a number"),
+    ({"amount": "1e26"}, "more than 10 digits before the decimal point"),
+    ({"amount": "NaN"}, "not a number"),
     ({"currency": "VES"}, "Invoice F-1001-202610 is in USD, not VES."),
     ({"reason": "  "}, "Say why"),
 ])
@@ -337,6 +339,15 @@ def test_a_refused_proposal_keeps_the_input_and_says_why(people, healthy_billing
     assert 'value="99.00"' in page and "Outage &lt;b&gt;x&lt;/b&gt;</textarea>" in page
     assert f'<option value="{INVOICE}" selected>' in page
     assert not CreditNoteRequest.objects.exists()
+
+
+def test_an_amount_of_1e26_is_refused_with_a_message_not_a_500(people, healthy_billing):
+    conversation = escalated().conversation
+    response = post(browser_for(people["ana"]), reverse("desk:credit_note_propose", args=[conversation.pk]),
+                    {"invoice": INVOICE, "amount": "1e26", "currency": "USD", "reason": "Outage"})
+    assert response.status_code == 400
+    assert "The amount has more than 10 digits before the decimal point." in response.content.decode()
+    assert 'value="1e26"' in response.content.decode() and not CreditNoteRequest.objects.exists()
 
 
 def test_billing_down_while_proposing_over_http_keeps_the_input(people, healthy_billing):

