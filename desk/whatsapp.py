@@ -538,7 +538,7 @@ def _status(raw, *, phone_number_id: str) -> StatusUpdate:
 
 def _error_code(code) -> int | None:
     text = _plain(code)
-    return int(text) if text.isdigit() and len(text) <= 12 else None
+    return int(text) if text.isascii() and text.isdigit() and len(text) <= 12 else None
 
 
 def _error_text(error: dict) -> str:

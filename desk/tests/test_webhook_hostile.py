@@ -245,3 +245,10 @@ def test_any_mixed_delivery_is_acknowledged_and_every_valid_message_stored(deliv
     assert kept == set(good)
     for message in Message.objects.filter(provider_message_id__in=good):
         assert len(message.text) <= 4096
+
+
+def test_an_error_code_in_non_ascii_digits_is_read_as_no_code(deliver):
+    """'²'.isdigit() is True but int('²') raises: such a code must not cost the body."""
+    failed = delivery_status("wamid.NOBODY", "failed", errors=[{"code": "²", "title": "Odd"}])
+    response = deliver(raw=raw(webhook_body(change_value(statuses=[failed]))))
+    assert response.status_code == 200
