@@ -35,7 +35,7 @@ from billing.findings import (
     find_taxes,
 )
 from billing.key_figures import change_roles, payment_roles
-from billing.money import amount_text, rate_text
+from billing.money import rate_text
 from billing.phrases import phrases_for
 from billing.records import CreditNote, CurrencyMismatch, Customer, Invoice, Money, Payment, Plan, Promotion
 from billing.wording import render
@@ -43,31 +43,26 @@ from billing.wording import render
 __all__ = [
     "CurrencyMismatch",
     "account_summary_sheet",
-    "charge_facts",
     "credit_note_sheet",
     "customer_sheet",
     "due_facts",
     "duplicate_charge_facts",
     "fact_sheet",
-    "format_amount",
     "format_money",
     "format_rate",
     "invoice_change_sheet",
     "invoice_delta_facts",
-    "invoice_total_fact",
     "invoices_sheet",
     "late_fee_facts",
     "outage_credit_facts",
     "payment_facts",
     "payments_sheet",
-    "plan_facts",
     "promotion_facts",
     "proration_facts",
     "tax_facts",
 ]
 
-# The notation of bare amounts and rates is money.py's; evidence money is the phrase table's.
-format_amount = amount_text
+# The notation of rates is money.py's; evidence money is the phrase table's.
 format_rate = rate_text
 
 
@@ -102,11 +97,6 @@ def _facts(findings: Iterable[Finding], language: str) -> list[Fact]:
 # --- one kind of finding, stated -------------------------------------------------------
 
 
-def invoice_total_fact(invoice: Invoice, language: str) -> Fact:
-    """State an invoice's total as the sum of its lines, with issue and due dates."""
-    return _facts([find_invoice_total(invoice)], language)[0]
-
-
 def invoice_delta_facts(current: Invoice, previous: Invoice, language: str) -> list[Fact]:
     """Return the month-over-month delta (breakdown in its text), then one fact per line type that changed."""
     return _facts([find_invoice_delta(current, previous)], language)
@@ -120,11 +110,6 @@ def duplicate_charge_facts(invoice: Invoice, language: str) -> list[Fact]:
 def tax_facts(current: Invoice, previous: Invoice | None, language: str) -> list[Fact]:
     """Return each tax line as rate × base, and any tax whose rate changed since the previous invoice."""
     return _facts(find_taxes(current, previous), language)
-
-
-def charge_facts(invoice: Invoice, language: str) -> list[Fact]:
-    """Return one-off charges and credits on an invoice as read from it (no derivation)."""
-    return _facts(find_charges(invoice), language)
 
 
 def outage_credit_facts(invoice: Invoice, language: str) -> list[Fact]:
@@ -159,11 +144,6 @@ def late_fee_facts(
 ) -> list[Fact]:
     """Explain each late fee on `current` from the invoice it penalises and that invoice's payments."""
     return _facts(find_late_fees(current, invoices, payments), language)
-
-
-def plan_facts(plan: Plan, language: str) -> list[Fact]:
-    """Return the current plan and its price history as read from the system of record."""
-    return _facts([find_plan(plan)], language)
 
 
 # --- what each capability states -------------------------------------------------------

@@ -179,6 +179,9 @@ CAUSE_LABELS = {
 CAUSES = tuple(CAUSE_LABELS)
 CHARGE_KINDS = ("reconnection", "technical_visit", "installation", "credit")
 
+# What a composed answer was unsure of: nothing, since it only copies figures.
+FACTS_ONLY_UNSURE = "nothing; every figure is copied from the billing system's facts."
+
 _PERIOD = re.compile(r"(?<![\d-])(\d{4})-(\d{2})(?![\d-])")
 _LINE_TYPE = re.compile(r"sum\((\w+) lines")
 _RATE = re.compile(r"\) = (-?\d+(?:\.\d+)?)")
@@ -193,7 +196,7 @@ def _language(language: str) -> str:
 
 def money(amount: Decimal, currency: str | None, language: str) -> str:
     """Return an amount in the one notation, without its sign (the sentence says up, down or in favour)."""
-    return money_text(abs(amount), currency or "", language) if currency else f"{abs(amount):.2f}"
+    return money_text(abs(amount), currency, language) if currency else f"{abs(amount):.2f}"
 
 
 def day_text(day: date, language: str) -> str:
@@ -520,14 +523,13 @@ def _note_figure(fact: FactItem, figure: KeyFigure) -> str:
 
 
 def plan_answer(*, capability: str, facts: list[FactItem], figures: list[KeyFigure], language: str,
-                unsure: str = "nothing; every figure is copied from the billing system's facts.") -> Composition | None:
+                unsure: str = FACTS_ONLY_UNSURE) -> Composition | None:
     """Compose the customer message and the internal note for a capability's facts; None when no plan fits."""
     planner = PLANNERS.get(capability)
-    facts_by_id = {fact.id: fact for fact in facts}
-    figures = [f for f in figures if f.evidence_id in facts_by_id]
     if planner is None:
         return None
     answer = _Answer(_language(language), facts)
+    figures = [f for f in figures if f.evidence_id in answer.facts]
     if not planner(answer, figures):
         return None
     return Composition(" ".join(answer.sentences), _note(answer, figures, unsure=unsure), list(answer.used))

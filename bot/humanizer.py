@@ -20,7 +20,6 @@ from core.text import fold
 PHRASES_PATH = Path(__file__).resolve().parent / "data" / "humanizer_phrases.json"
 
 
-
 def _folded(text: str) -> str:
     return fold(text, quotes=True, spaces=True)
 

@@ -168,6 +168,7 @@ _FAREWELL_WORDS = {
     "chao", "chau", "adios", "hasta", "luego", "pronto", "manana", "nos", "vemos", "bye", "goodbye", "see", "ya",
     "you", "later", "have", "a", "nice", "good", "day", "feliz", "dia", "night", "take", "care", "cuidate",
 }
+_COURTESY_WORDS = _GREETING_WORDS | _THANKS_WORDS | _ACK_WORDS | _FAREWELL_WORDS
 _WORD = re.compile(r"[a-zñ']+")
 _REPEATS = re.compile(r"(.)\1{2,}")
 
@@ -183,8 +184,7 @@ def courtesy_of(text: str) -> Courtesy | None:
     words = [w for w in words if w]
     if not words:
         return Courtesy.ACK if text.strip() and not any(ch.isdigit() for ch in text) else None
-    vocabulary = _GREETING_WORDS | _THANKS_WORDS | _ACK_WORDS | _FAREWELL_WORDS
-    if any(w not in vocabulary for w in words) or len(words) > 8:
+    if any(w not in _COURTESY_WORDS for w in words) or len(words) > 8:
         return None
     present = set(words)
     if present & {"gracias", "grasias", "thanks", "thank", "thx", "ty", "tks", "appreciate", "cheers"}:
@@ -314,6 +314,7 @@ def decide(text: str, scores: Mapping[str, float], *, kind: str = "text", defaul
     if route == Route.ACCOUNT:
         return Routing(route, language, capability=account_capability(text), rule=source, confidence=confidence,
                        unsure=unsure, version=version)
-    courtesy = (courtesy_of(text) or Courtesy.THANKS) if route == Route.SMALLTALK else None
+    # Courtesy the vocabulary recognises was decided by the rules above: the classifier's small talk is thanks.
+    courtesy = Courtesy.THANKS if route == Route.SMALLTALK else None
     return Routing(route, language, rule=source, confidence=confidence, unsure=unsure, courtesy=courtesy,
                    version=version)

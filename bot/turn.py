@@ -19,6 +19,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from billing.client import billing_client
 from bot import clarify, grounding, humanizer
 from bot.escalation import Reason, agent_summary, ask_for_identity, customer_notice, situation_note
 from bot.router import get_router
@@ -184,7 +185,7 @@ def answer_query(*, query: str, language: str = "es", customer_id: str = "", his
     if outcome is None:
         outcome = _answer(recorder, routing, query, customer_id=customer_id or "",
                           resolve_customer=lambda _query: None, history=lambda: list(history),
-                          writer=writer, billing=billing or _billing(), ask=lambda _pending: None)
+                          writer=writer, billing=billing or billing_client(), ask=lambda _pending: None)
     return QueryAnswer(outcome, recorder.finish())
 
 
@@ -258,7 +259,7 @@ def _decide(recorder, message, conversation, contact, *, writer, billing):
         return refusal
 
     query = message.text
-    billing = billing or _billing()
+    billing = billing or billing_client()
 
     # A reply to "send me your account number": link the customer, then answer the question they asked first.
     if conversation.pending_query and not contact.customer_id:
@@ -332,8 +333,7 @@ def _answer(recorder, routing, query, *, customer_id, resolve_customer, history,
                       else getattr(billing, capability)(customer_id))
         draft.tool_calls.append(result.to_json())
         if result.should_escalate:
-            code = result.error.code if result.error else "unknown"
-            return Escalated(Reason.TOOL_ERROR, [f"{capability} failed: {code}."])
+            return _tool_error(capability, result)
         if capability == "invoice_change" and result.ok and not period:
             invoices = [result.data["current_invoice"], result.data.get("previous_invoice")]
             decision = clarify.period_decision(query, [i for i in invoices if i], language=routing.language)
@@ -344,7 +344,7 @@ def _answer(recorder, routing, query, *, customer_id, resolve_customer, history,
                     result = billing.invoice_change(customer_id, period=decision.chosen.period)
                 draft.tool_calls.append(result.to_json())
                 if result.should_escalate:
-                    return Escalated(Reason.TOOL_ERROR, [f"{capability} failed: {result.error.code}."])
+                    return _tool_error(capability, result)
         facts = list(result.evidence)
         key_figures = list(result.key_figures)
     elif routing.account_evidence and customer_id and not isinstance(writer, TemplateWriter):
@@ -384,8 +384,7 @@ def _answer(recorder, routing, query, *, customer_id, resolve_customer, history,
         {"id": e.id, "text": e.text, "value": e.value, **sources[e.id]} for e in evidence
     ]
     figures = turn_key_figures(key_figures, first=len(context) + 1)
-    draft.key_figures = [{"evidence_id": k.evidence_id, "value": k.figure, "role": k.role, "name": k.name}
-                         for k in figures]
+    draft.key_figures = [figure.to_json() for figure in figures]
     draft.prompt_version, draft.model = writer.prompt_version, writer.name
     request = WriterRequest(query=query, language=routing.language, evidence=evidence, sources=sources,
                             history=history(), capability=capability if facts else "", key_figures=figures)
@@ -401,18 +400,18 @@ def _ask(recorder, ask, kind, query, options, language) -> Clarify:
     return Clarify(clarify.question(kind, options, language), pending)
 
 
+def _tool_error(capability, result) -> Escalated:
+    """Return the escalation for a billing call that failed on the system's side (an outage, not an answer)."""
+    code = result.error.code if result.error else "unknown"
+    return Escalated(Reason.TOOL_ERROR, [f"{capability} failed: {code}."])
+
+
 def _account_evidence(recorder, billing, capability, customer_id) -> list:
     """Return the customer's billing facts for a document question; none when billing fails (the KB still answers)."""
     with recorder.stage("billing"):
         result = getattr(billing, capability)(customer_id)
     recorder.draft.tool_calls.append(result.to_json())
     return list(result.evidence) if result.ok else []
-
-
-def _billing():
-    from billing.client import billing_client
-
-    return billing_client()
 
 
 def _identify_by_channel(recorder, billing, conversation, contact):

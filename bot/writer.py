@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 from billing.evidence import KeyFigure as TurnKeyFigure
-from bot.compose import FactItem, plan_answer
+from bot.compose import FACTS_ONLY_UNSURE, FactItem, plan_answer
 from bot.grounding import Evidence, KeyFigure
 from bot.llm import ModelCallError, openai_client, structured_completion
 from bot.prompt import PROMPT_VERSION, RESPONSE_SCHEMA, build_messages
@@ -155,7 +155,6 @@ _FACT_PRIORITY = {kind: rank for rank, kind in enumerate([
     "plan", "plan_price", "promotion_active",
 ])}
 
-TEMPLATE_UNSURE = "nothing; every figure is copied from the billing system's facts."
 QUOTE_NOTE = ("Answered from the knowledge base: quoted the sentence of {doc} § {section} that best matches the "
               "question [{id}]. No figure was computed.\nUnsure: the bot matched words, not meaning — check that "
               "this document applies to the customer.")
@@ -203,7 +202,7 @@ class TemplateWriter:
                           request.sources[e.id].get("currency"), e.text, request.sources[e.id].get("derivation"))
                  for e in facts]
         composed = plan_answer(capability=request.capability, facts=items, figures=request.key_figures,
-                               language=request.language, unsure=TEMPLATE_UNSURE)
+                               language=request.language)
         if composed is not None:
             return Draft(reply=composed.customer_message, evidence_ids=composed.evidence_ids, needs_human=False,
                          raw=composed.customer_message, note=self._noted(composed.internal_note))
@@ -211,7 +210,7 @@ class TemplateWriter:
         chosen = sorted(facts, key=lambda e: _FACT_PRIORITY.get(request.sources[e.id].get("fact_kind"), 99))[:3]
         reply = " ".join(f"{_sentence(e.text)} [{e.id}]" for e in chosen)
         note = (f"No composed answer for capability {request.capability or '?'}: the facts were copied as they are "
-                f"{''.join(f'[{e.id}]' for e in chosen)}.\nUnsure: {TEMPLATE_UNSURE}")
+                f"{''.join(f'[{e.id}]' for e in chosen)}.\nUnsure: {FACTS_ONLY_UNSURE}")
         return Draft(reply=reply, evidence_ids=[e.id for e in chosen], needs_human=False, raw=reply,
                      note=self._noted(note))
 

@@ -30,13 +30,20 @@ def cursor_decode(raw: str) -> tuple[dt.datetime, int] | None:
     return (when, int(pk)) if when is not None else None
 
 
+def keyset_after(rows: QuerySet, *, when: dt.datetime, pk: int, field: str = "created_at",
+                 descending: bool = True) -> QuerySet:
+    """Return the rows that come after (when, pk) in the order (field, id): older ones when descending."""
+    op = "lt" if descending else "gt"
+    return rows.filter(Q(**{f"{field}__{op}": when}) | Q(**{field: when, f"pk__{op}": pk}))
+
+
 def keyset_page(rows: QuerySet, *, after: str, size: int, field: str = "created_at") -> tuple[list, str | None]:
     """Return one page of `rows` (ordered newest first by `field`, then id) older than the cursor, and the
     cursor of the next page (None on the last page)."""
     cursor = cursor_decode(after)
     if cursor:
         when, pk = cursor
-        rows = rows.filter(Q(**{f"{field}__lt": when}) | Q(**{field: when, "pk__lt": pk}))
+        rows = keyset_after(rows, when=when, pk=pk, field=field)
     page = list(rows[:size + 1])
     more = len(page) > size
     page = page[:size]

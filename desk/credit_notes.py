@@ -18,6 +18,7 @@ from django.db.models import QuerySet, Sum
 from django.shortcuts import get_object_or_404
 from django.utils import timezone
 
+from billing.client import billing_client
 from core import params
 from desk.access import require_desk_worker
 from desk.models import Conversation, CreditNoteRequest, Event
@@ -77,8 +78,6 @@ def customer_invoices(*, customer_id: str) -> CustomerInvoices:
     """Ask billing for the customer's last invoices (newest first)."""
     if not customer_id:
         return CustomerInvoices(state="unidentified")
-    from billing.client import billing_client
-
     try:
         result = billing_client().invoices(customer_id, limit=INVOICES_LISTED)
     except Exception:  # a broken client must cost this form, not the conversation page
@@ -271,8 +270,6 @@ def credit_note_send(*, request_id: int, actor=None) -> CreditNoteRequest:
     Runs after the approval committed. The row stays locked during the one HTTP call (bounded by
     BILLING_API_TIMEOUT_S), so two senders never both call: the second finds it sent.
     """
-    from billing.client import billing_client
-
     request = CreditNoteRequest.objects.select_for_update(of=("self",)).select_related(
         "conversation__contact", "proposed_by").get(pk=request_id)
     if request.status not in (CreditNoteRequest.Status.APPROVED, CreditNoteRequest.Status.FAILED):

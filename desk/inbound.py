@@ -171,6 +171,7 @@ def inbound_messages_store(*, contact: Contact, channel: str, messages: Sequence
 
 def _contact_lock(*, wa_id: str, user_id: str, name: str) -> tuple[Contact, str]:
     """Return the sender's contact, created if new and locked until commit, and its replaced wa_id if any."""
+    name = name[:_NAME_MAX]
     contacts = Contact.objects.select_for_update().filter(channel=Channel.WHATSAPP)
     contact = contacts.filter(wa_id=wa_id).first() if wa_id else None
     if contact is None and user_id:
@@ -178,8 +179,7 @@ def _contact_lock(*, wa_id: str, user_id: str, name: str) -> tuple[Contact, str]
     if contact is None:
         try:
             with transaction.atomic():
-                created = Contact.objects.create(channel=Channel.WHATSAPP, wa_id=wa_id, user_id=user_id,
-                                                 name=name[:_NAME_MAX])
+                created = Contact.objects.create(channel=Channel.WHATSAPP, wa_id=wa_id, user_id=user_id, name=name)
             return created, ""
         except IntegrityError:
             # The same new sender arrived in another delivery at this instant; its row is committed now
@@ -189,8 +189,8 @@ def _contact_lock(*, wa_id: str, user_id: str, name: str) -> tuple[Contact, str]
                 contact = contacts.get(user_id=user_id)
 
     changed, previous_wa_id = [], ""
-    if name and contact.name != name[:_NAME_MAX]:
-        contact.name = name[:_NAME_MAX]
+    if name and contact.name != name:
+        contact.name = name
         changed.append("name")
     if user_id and contact.user_id != user_id:
         contact.user_id = user_id

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import re
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from decimal import Decimal
 
 from django.conf import settings
@@ -13,8 +13,11 @@ from django.contrib.auth import get_user_model
 from django.db.models import Count, OuterRef, Q, QuerySet, Subquery
 from django.utils import timezone
 
+from billing.client import billing_client
 from billing.money import LANGUAGES, money_text
+from core.keyset import cursor_decode, cursor_encode, keyset_after
 from desk.models import Conversation, Escalation, Event, Message
+from desk.storable import TEXT_MAX
 
 logger = logging.getLogger(__name__)
 ACTIVE = [Escalation.Status.OPEN, Escalation.Status.TAKEN]
@@ -35,23 +38,19 @@ class QueueFilters:
 
 @dataclass(frozen=True)
 class QueueCursor:
-    """The keyset position of the last row shown: (created_at, pk)."""
+    """The keyset position of the last row shown: (created_at, pk), written as every cursor is (core.keyset)."""
 
     created_at: datetime
     pk: int
 
     def encode(self) -> str:
-        micros = round(self.created_at.timestamp() * 1_000_000)
-        return f"{micros}.{self.pk}"
+        return cursor_encode(self.created_at, self.pk)
 
     @classmethod
     def decode(cls, value: str | None) -> QueueCursor | None:
         """Return the cursor in `value`, or None when it is missing or malformed (the first page)."""
-        match = re.fullmatch(r"(\d{1,17})\.(\d{1,19})", value or "")
-        if not match:
-            return None
-        created_at = datetime.fromtimestamp(int(match.group(1)) / 1_000_000, tz=UTC)
-        return cls(created_at=created_at, pk=int(match.group(2)))
+        decoded = cursor_decode(value or "")
+        return cls(*decoded) if decoded else None
 
     @classmethod
     def of(cls, escalation: Escalation) -> QueueCursor:
@@ -95,14 +94,10 @@ def escalation_queue(*, agent, filters: QueueFilters, after: QueueCursor | None 
         queue = queue.filter(_search(filters.search.strip()))
     if filters.oldest_first:
         queue = queue.order_by("created_at", "pk")
-        if after:
-            queue = queue.filter(Q(created_at__gt=after.created_at)
-                                 | Q(created_at=after.created_at, pk__gt=after.pk))
     else:
         queue = queue.order_by("-created_at", "-pk")
-        if after:
-            queue = queue.filter(Q(created_at__lt=after.created_at)
-                                 | Q(created_at=after.created_at, pk__lt=after.pk))
+    if after:
+        queue = keyset_after(queue, when=after.created_at, pk=after.pk, descending=not filters.oldest_first)
     return queue[:limit] if limit is not None else queue
 
 
@@ -174,7 +169,7 @@ class ThreadEntry:
         if payload.get("edited_after_turn"):
             marks.append("edited by the customer after the bot read it (the edit follows)")
         if payload.get("truncated"):
-            marks.append(f"cut at 4,096 characters: the customer sent {payload.get('text_length', 0):,}")
+            marks.append(f"cut at {TEXT_MAX:,} characters: the customer sent {payload.get('text_length', 0):,}")
         return marks
 
     @property
@@ -282,8 +277,6 @@ def account_summary(*, customer_id: str, language: str = "es", payments: int = 3
     """
     if not customer_id:
         return AccountSummary(state="unidentified")
-    from billing.client import billing_client
-
     try:
         result = billing_client().account_summary(customer_id)
     except Exception:  # the panel must not take the conversation page down with it

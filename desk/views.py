@@ -36,7 +36,7 @@ QUEUE_PAGE_SIZE = 50
 
 
 CHAT_LANGUAGES = ("es", "en")
-CHAT_MESSAGE_MAX = 4000  # what a stored message keeps (desk/chat.py)
+CHAT_MESSAGE_MAX = 4000  # what a visitor may type; longer is refused (the inbound path itself cuts at 4,096)
 
 
 def chat(request):
@@ -48,8 +48,8 @@ def chat(request):
             customer_id = params.text(request.POST["customer_id"], label="The customer", max_length=64)
             language = params.choice(request.POST.get("language"), CHAT_LANGUAGES, label="The language",
                                      default="es")
-            conversation = webchat.chat_start(request=request, customer_id=customer_id.or_bad_request(),
-                                              language=language.or_bad_request())
+            webchat.chat_start(request=request, customer_id=customer_id.or_bad_request(),
+                               language=language.or_bad_request())
             return redirect("desk:chat")
         text = params.text(request.POST.get("text"), label="The message", max_length=CHAT_MESSAGE_MAX)
         error = text.error

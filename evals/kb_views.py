@@ -7,7 +7,6 @@ from django.shortcuts import get_object_or_404, render
 from evals import diagnose
 from evals.models import GoldenCase
 from kb.access import access_document, kb_editor_required
-from kb.inspect import document_rows
 from kb.models import Chunk, Document, EmbeddingSpace
 from traces.access import may_review_traces
 from traces.models import ReviewNote, Trace
@@ -48,7 +47,10 @@ def golden_cases_expecting(document: Document):
 def document_usage(request):
     """The document list's 30-day usage in traces: retrieved, kept, cited, failure notes (cached, recountable)."""
     include_deleted = request.GET.get("deleted") == "1"
-    documents = list(document_rows(include_deleted=include_deleted))
+    documents = Document.objects.order_by("slug")  # the panel needs the slugs only, not the list's annotations
+    if not include_deleted:
+        documents = documents.filter(deleted_at__isnull=True)
+    documents = list(documents.only("slug"))
     usage, counted_at = diagnose.document_usage_cached(recount=request.GET.get("recount") == "1")
     for document in documents:
         document.usage = usage.get(document.slug) or diagnose.DocumentUsage()

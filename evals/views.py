@@ -33,7 +33,7 @@ from evals.run_plots import PlotValue, line_plot
 from evals.runner import run_compare as compare_runs
 from evals.tasks import eval_run_enqueue
 from evals.variants import variant_review, variants_generate
-from traces.access import require_trace_reviewer
+from traces.access import may_review_traces, require_trace_reviewer
 from traces.models import FailureClass, Trace
 
 PLOTTED_RUNS = 50
@@ -335,7 +335,7 @@ def trace_panels(request, trace_id):
 
 def trace_label_context(user, trace: Trace) -> dict:
     """Return the human-label form's context for the trace page (empty for users who may not label)."""
-    if not user.has_perm("traces.review_traces"):
+    if not may_review_traces(user):
         return {}
     label = trace.human_labels.select_related("author").first()
     return {"human_label": label, "label_split": label.split if label else split_for(item_key_for(trace=trace))}

@@ -8,6 +8,13 @@ from django.shortcuts import get_object_or_404
 from kb.models import Document, Section
 
 kb_editor_required = permission_required("kb.edit_kb", raise_exception=True)
+
+
+def may_edit_kb(user) -> bool:
+    """KB editors open the KB's pages (chunk links elsewhere show only to them)."""
+    return user.is_authenticated and user.has_perm("kb.edit_kb")
+
+
 def access_document(slug: str, *, live: bool = False) -> Document:
     """Return the document (any, or only a not-deleted one when `live`); 404 otherwise."""
     queryset = Document.objects.all()

@@ -17,6 +17,7 @@ from django.views.decorators.http import require_POST
 
 from core import params
 from desk.models import Conversation, Message
+from kb.access import may_edit_kb
 from kb.models import Chunk
 from traces import selectors, services
 from traces.access import may_read_traces, may_review_traces, require_trace_reviewer
@@ -47,7 +48,7 @@ def trace_list(request):
         "traces": page, "filters": filters, "params": request.GET, "choices": selectors.filter_choices(),
         "stages": STAGES, "filter_query": query.urlencode(),
         "next_query": next_query.urlencode() if next_cursor else "",
-        "may_review": request.user.has_perm("traces.review_traces"),
+        "may_review": may_review_traces(request.user),
         "problems": [*filters.problems, *([after.error] if after.error else [])],
     })
 
@@ -351,7 +352,7 @@ def _trace_panel(trace, user) -> dict | None:
         "tool_calls": [{"capability": c.get("capability"), "ok": c.get("ok"), "error": c.get("error")}
                        for c in trace.tool_calls or []],
         "attempts": attempts,
-        "chunk_links": user.has_perm("kb.edit_kb"),
+        "chunk_links": may_edit_kb(user),
     }
 
 

@@ -28,7 +28,7 @@ def answer_json(result: QueryAnswer) -> dict:
         "route": draft.route,
         "reason": outcome.reason.value if isinstance(outcome, Escalated) else "",
         "reply": reply,
-        "internal_note": getattr(draft, "internal_note", "") or "",
+        "internal_note": draft.internal_note,
         "retrieved": [{key: hit.get(key) for key in RETRIEVED_KEYS} for hit in draft.retrieval],
         "evidence": [{"id": e["id"], "text": e["text"], "value": e.get("value")} for e in draft.evidence],
         "citations": list(outcome.citations) if isinstance(outcome, Answered) else [],
