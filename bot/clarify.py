@@ -111,7 +111,10 @@ def document_decision(query: str, ranked_docs: list[str], siblings: dict[str, Si
         return Decision()
     lead = siblings[first]
     group = [first] + [doc for doc in lead.alternatives if doc in siblings and siblings[doc].language == lead.language]
-    options = tuple(Option(siblings[doc].label, doc=doc) for doc in dict.fromkeys(group))
+    # Offered in the order of their labels, not of retrieval: near-ties reorder the ranking from one index to
+    # the next, and the same question should read the same way every time it is asked.
+    ordered = sorted(dict.fromkeys(group), key=lambda doc: (fold(siblings[doc].label, case="lower"), doc))
+    options = tuple(Option(siblings[doc].label, doc=doc) for doc in ordered)
     picked = named(query, options)
     if len(picked) == 1:
         return Decision(chosen=picked[0])

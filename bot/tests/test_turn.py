@@ -450,8 +450,8 @@ def test_an_ambiguous_refund_question_is_answered_after_one_question(django_capt
     conversation = start()
     asked = say(conversation, "si cancelo el servicio me devuelven el dinero?", writer=TemplateWriter())
     assert (asked.outcome, asked.get_outcome_display()) == ("clarify", "Asked to clarify")
-    assert asked.final_text == ("Para responderte bien, ¿cuál es tu caso: plan mensual, plan anual o plan de "
-                                "prueba?")
+    assert asked.final_text == ("Para responderte bien, ¿cuál es tu caso: plan anual, plan de prueba o plan "
+                                "mensual?")
     conversation.refresh_from_db()
     assert conversation.pending_clarification["query"] == "si cancelo el servicio me devuelven el dinero?"
     assert not Escalation.objects.filter(conversation=conversation).exists()
