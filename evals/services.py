@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 from django.db import transaction
 
 from evals.golden import read_golden_rows
-from evals.models import GoldenCase, GoldenSet, GoldenSetVersion
+from evals.models import GateDecision, GoldenCase, GoldenSet, GoldenSetVersion
 from traces.models import Trace
 
 # --- Golden set -------------------------------------------------------------------------------------------------
@@ -120,3 +121,16 @@ def golden_case_update(*, case: GoldenCase, user, query: str, facts: list[str], 
     case.save()
     golden_set_bump(golden_set=case.golden_set, user=user, note=f"edit {case.case_id}")
     return case
+
+
+def gate_decision_record(*, run, golden_set_name: str | None, gates_file: str, gates_text: str, baseline: str,
+                         outcome, newly_failing: list[str]) -> GateDecision:
+    """Store one gate decision (`outcome` is evals.gates.GateReport) with a row per gate and why it decided so."""
+    golden_set = run.golden_set if run is not None else (
+        GoldenSet.objects.filter(name=golden_set_name).first() if golden_set_name else None)
+    reasons = [{"metric": result.gate.metric, "value": result.value, "judged_on": result.judged_on,
+                "decision": result.decision.value, "detail": result.detail} for result in outcome.results]
+    return GateDecision.objects.create(
+        run=run, golden_set=golden_set, baseline=baseline[:300], gates_file=gates_file[:300],
+        gates_hash=hashlib.sha256(gates_text.encode("utf-8")).hexdigest(), decision=outcome.decision.value,
+        reasons=reasons, newly_failing=list(newly_failing))
