@@ -16,6 +16,9 @@ class GoldenCase:
     hits: list[str]
     hard_negatives: list[str] = field(default_factory=list)
     must_pass: bool = False
+    split: str = "dev"  # "dev" (choose on it) or "test" (report it once)
+    language: str = ""
+    out_of_scope: bool = False  # no document answers it: it passes when the search says "no context"
 
 
 @dataclass(frozen=True)
