@@ -364,7 +364,7 @@ def test_playground_compares_the_current_index_with_an_earlier_version(client, m
     now, then = page.split('class="version-then"')
     assert re.search(rf'data-chunk="{new.pk}">.*?change-new', now, re.DOTALL)
     assert re.search(rf'data-chunk="{old.pk}">.*?gone since', then, re.DOTALL)
-    assert "Full-text branch" in now and "Text terms" in now and "Pruned" in now
+    assert "Full-text branch" in now and "A text hit holds every one of" in now and "Pruned" in now
     partial = client.get(url, HTTP_HX_REQUEST="true").content.decode()
     assert "<h1>" not in partial and 'class="version-then"' in partial
     # Spanish only: the English documents drop out.
