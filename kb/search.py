@@ -29,7 +29,7 @@ CONFIG_BY_LANGUAGE = {"es": "spanish", "en": "english"}
 LANGUAGE_BY_CONFIG = {config: language for language, config in CONFIG_BY_LANGUAGE.items()}
 # The full-text branch ranks at most this many matching chunks (an AND of common words, or the OR
 # fallback's rarest terms whose document counts add up to at most this).
-TEXT_CANDIDATE_CAP = 500
+TEXT_CANDIDATE_CAP = 200
 # ef_search must be at least the number of rows wanted or HNSW returns fewer; at 40 the bench's
 # recall@10 wandered 0.94–0.98 between builds, at 80 it held ≥ 0.998 for +0.1 ms.
 MIN_EF_SEARCH = 80
@@ -110,10 +110,10 @@ def search(
     text_n = max(settings.KB_TEXT_CANDIDATES, k)
     query_vector = embedder.embed_query(query)
     identifiers = find_identifiers(query)
-    plan = text_plan(query, language)
-
-    branches = _branches(query_vector, plan, identifiers, vector_n=vector_n, text_n=text_n, language=language,
-                         at_version=at_version)
+    with transaction.atomic():
+        plan = text_plan(query, language, ef_search=max(MIN_EF_SEARCH, vector_n))
+        branches = _branches(query_vector, plan, identifiers, vector_n=vector_n, text_n=text_n, language=language,
+                             at_version=at_version)
     ranked = fuse(branches)
     fused = ranked[:k]
     result = SearchResult(query=query, results=[], identifiers=identifiers, text_terms=[
@@ -174,9 +174,17 @@ def fuse(branches: Branches) -> list[Fused]:
     )
 
 
-def text_plan(query: str, language: str | None = None) -> TextPlan:
-    """Return what the full-text branch requires of a chunk for this query (one lookup in the term statistics)."""
+def text_plan(query: str, language: str | None = None, *, ef_search: int | None = None) -> TextPlan:
+    """Return what the full-text branch requires of a chunk for this query (one lookup in the term statistics).
+
+    With `ef_search` (inside the caller's transaction) the same statement sets HNSW's ef_search for the rest
+    of the transaction — and, with a language filter, its iterative scan — instead of a SET LOCAL round trip.
+    """
     configs = [CONFIG_BY_LANGUAGE[language]] if language else list(CONFIG_BY_LANGUAGE.values())
+    # ef_search must be at least the number of rows wanted or HNSW returns fewer.
+    tuning = [("hnsw.ef_search", str(int(ef_search)))] if ef_search else []
+    if ef_search and language:
+        tuning.append(("hnsw.iterative_scan", "relaxed_order"))
     with connection.cursor() as cursor:
         # Lexemes per config, with where their word appears; 'simple' lexemes only when no language config
         # treats them as a stop word, so names and codes match without "de", "la", "the" matching every chunk.
@@ -205,8 +213,11 @@ def text_plan(query: str, language: str | None = None) -> TextPlan:
             SELECT 'stop', 'spanish', NULL, NULL, count(*) FILTER (WHERE stop_es AND NOT stop_en), NULL FROM words
             UNION ALL
             SELECT 'stop', 'english', NULL, NULL, count(*) FILTER (WHERE stop_en AND NOT stop_es), NULL FROM words
+            UNION ALL
+            SELECT 'set', set_config(name, value, true), NULL, NULL, NULL, NULL FROM unnest(%s::text[], %s::text[])
+                AS tuning(name, value)
             """,
-            [strip_filler(query), ACCENTED, UNACCENTED, configs],
+            [strip_filler(query), ACCENTED, UNACCENTED, configs, [n for n, _ in tuning], [v for _, v in tuning]],
         )
         rows = cursor.fetchall()
     terms = [QueryTerm(cfg, lexeme, int(ndoc), int(position)) for kind, cfg, lexeme, position, ndoc, _ in rows
@@ -230,7 +241,10 @@ def text_scores(query: str, chunk_ids: list[int], *, language: str | None = None
 
 def _branches(vector: list[float], plan: TextPlan, identifiers: list[str], *, vector_n: int, text_n: int,
               language: str | None, at_version: int | None) -> Branches:
-    """Run the vector, full-text and identifier branches in one statement; return them best first."""
+    """Run the vector, full-text and identifier branches in one statement; return them best first.
+
+    Call inside the transaction in which text_plan set HNSW's ef_search.
+    """
     table = Chunk._meta.db_table
     if at_version is None:
         live = "retired_in IS NULL"
@@ -239,9 +253,12 @@ def _branches(vector: list[float], plan: TextPlan, identifiers: list[str], *, ve
     language_filter = " AND language = %(language)s" if language else ""
     params: dict = {"v": _vector_literal(vector), "vector_n": vector_n, "text_n": text_n, "version": at_version,
                     "language": language, "identifiers": identifiers, "identifier_n": IDENTIFIER_CANDIDATES}
-    ctes = [(f"vec AS (SELECT id, 1 - (embedding <=> %(v)s::vector) AS score FROM {table} "
+    # The query vector is sent once (3 kB of text) and read back as an InitPlan, which HNSW orders by as it
+    # would a parameter.
+    ctes = ["qv AS MATERIALIZED (SELECT %(v)s::vector AS v)",
+            (f"vec AS (SELECT id, 1 - (embedding <=> (SELECT v FROM qv)) AS score FROM {table} "
              f"WHERE embedding IS NOT NULL AND {live}{language_filter} "
-             f"ORDER BY embedding <=> %(v)s::vector LIMIT %(vector_n)s)")]
+             f"ORDER BY embedding <=> (SELECT v FROM qv) LIMIT %(vector_n)s)")]
     selects = ["SELECT 'v', id, score, score FROM vec"]
     if not plan.empty:
         text_sql, text_params = _text_sql(plan, live=live, language_filter=language_filter)
@@ -249,14 +266,11 @@ def _branches(vector: list[float], plan: TextPlan, identifiers: list[str], *, ve
         params.update(text_params)
         selects.append("SELECT 't', id, score, similarity FROM text")
     if identifiers:
-        ctes.append(f"ident AS (SELECT id, 1 - (embedding <=> %(v)s::vector) AS similarity FROM {table} "
+        ctes.append(f"ident AS (SELECT id, 1 - (embedding <=> (SELECT v FROM qv)) AS similarity FROM {table} "
                     f"WHERE identifiers && %(identifiers)s::varchar[] AND {live}{language_filter} "
                     f"ORDER BY id LIMIT %(identifier_n)s)")
         selects.append("SELECT 'i', id, NULL, similarity FROM ident")
-    with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute(f"SET LOCAL hnsw.ef_search = {max(MIN_EF_SEARCH, int(vector_n))}")
-        if language:
-            cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+    with connection.cursor() as cursor:
         cursor.execute(f"WITH {', '.join(ctes)} {' UNION ALL '.join(selects)}", params)
         rows = cursor.fetchall()
     similarity = {int(chunk_id): (None if cos is None else float(cos)) for _, chunk_id, _, cos in rows}
@@ -273,7 +287,7 @@ def _text_sql(plan: TextPlan, *, live: str, language_filter: str, similarity: bo
     """Return the CTEs (ending in `text`: id, score, similarity) of the full-text branch: the AND hits, by BM25."""
     table = Chunk._meta.db_table
     params: dict = {"cap": TEXT_CANDIDATE_CAP}
-    clauses, laterals, scores = [], [], []
+    clauses, scores = [], {}
     for config, lexemes in plan.conjunctions.items():
         params[f"and_{config}"] = tsquery_and(lexemes)
         if config == "simple":
@@ -284,24 +298,27 @@ def _text_sql(plan: TextPlan, *, live: str, language_filter: str, similarity: bo
         params[f"lex_{config}"], params[f"idf_{config}"] = list(weights), list(weights.values())
         params[f"avg_{config}"] = max(plan.avg_words.get(config, 0.0), 1.0)
         column = "search_vector_simple" if config == "simple" else "search_vector"
-        only = "" if config == "simple" else f" WHERE c.language = '{LANGUAGE_BY_CONFIG[config]}'"
         # BM25 over the query's known words: ts_filter(setweight(…, 'A', words), '{a}') keeps just those
         # lexemes with their positions (tf), reading the tsvector once.
-        laterals.append(
-            f"CROSS JOIN LATERAL (SELECT coalesce(sum(w.idf * u.tf * {BM25_K1 + 1} / (u.tf + {BM25_K1} * "
-            f"(1 - {BM25_B} + {BM25_B} * coalesce(c.words, 1) / %(avg_{config})s))), 0) AS bm25 "
+        scores[config] = (
+            f"(SELECT coalesce(sum(w.idf * u.tf * {BM25_K1 + 1} / (u.tf + {BM25_K1} * "
+            f"(1 - {BM25_B} + {BM25_B} * coalesce(c.words, 1) / %(avg_{config})s))), 0) "
             f"FROM (SELECT lexeme, cardinality(positions) AS tf FROM unnest(ts_filter(setweight(c.{column}, "
             f"'A', %(lex_{config})s::text[]), '{{a}}'))) AS u "
             f"JOIN unnest(%(lex_{config})s::text[], %(idf_{config})s::float8[]) AS w(lexeme, idf) "
-            f"ON w.lexeme = u.lexeme{only}) AS s_{config}")
-        scores.append(f"s_{config}.bm25")
-    score = f"greatest({', '.join(scores)})" if len(scores) > 1 else scores[0]
-    cosine = "1 - (c.embedding <=> %(v)s::vector)" if similarity else "NULL::float8"
+            f"ON w.lexeme = u.lexeme)")
+    # A chunk is scored once: in its language's config when the query has words there (stemmed: "reconexión"
+    # counts in "reconexion" and "reconexiones"), else in simple (a name shared across languages).
+    branches = [f"WHEN c.language = '{LANGUAGE_BY_CONFIG[config]}' THEN {bm25}"
+                for config, bm25 in scores.items() if config != "simple"]
+    score = (f"CASE {' '.join(branches)} ELSE {scores.get('simple', '0')} END" if branches
+             else scores.get("simple", "0"))
+    cosine = "1 - (c.embedding <=> (SELECT v FROM qv))" if similarity else "NULL::float8"
     # At most `cap` matches are ranked: an AND of common words on a large corpus must not rank thousands.
     sql = (f"conj AS MATERIALIZED (SELECT id FROM {table} WHERE ({' OR '.join(clauses)}) AND {live}{language_filter} "
            f"LIMIT %(cap)s), "
            f"text AS (SELECT c.id, {score}::float8 AS score, {cosine} AS similarity "
-           f"FROM conj JOIN {table} c ON c.id = conj.id {' '.join(laterals)} "
+           f"FROM conj JOIN {table} c ON c.id = conj.id "
            f"ORDER BY score DESC, c.id LIMIT %(text_n)s)")
     return sql, params
 

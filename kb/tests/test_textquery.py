@@ -14,8 +14,9 @@ def terms(config, *pairs):
 
 
 def test_greetings_and_question_filler_are_dropped_and_the_content_kept():
+    # "cuánto cuesta" says the question is about a price, not what it is the price of.
     assert strip_filler("hola, buenas, quería saber cuánto cuesta la reconexión").split() == \
-        [",", ",", "cuesta", "la", "reconexión"]
+        [",", ",", "la", "reconexión"]
     assert strip_filler("Hi! could you tell me the Zelle email?").split() == ["!", "you", "me", "the", "Zelle", "email?"]
 
 
