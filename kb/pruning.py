@@ -22,7 +22,7 @@ _EPSILON = 1e-9  # 0.80 − 0.12 is 0.6800000000000002 in floats; a score of 0.6
 class Candidate:
     chunk_id: int
     vector_score: float | None  # cosine similarity; None when unknown
-    matched_by_text: bool = False  # an AND match of every content word (an OR fallback candidate is not)
+    matched_by_text: bool = False  # the chunk holds every content word of the question (an AND match)
     matched_by_identifier: bool = False
 
 
