@@ -22,8 +22,8 @@ from kb.fusion import Fused, reciprocal_rank_fusion
 from kb.identifiers import find_identifiers
 from kb.models import Chunk, Document, EmbeddingSpace, Section, TermStat, TermTotal
 from kb.pruning import Candidate, prune
-from kb.textquery import (ACCENTED, UNACCENTED, BM25_B, BM25_K1, ConfigTotals, QueryTerm, TextPlan,
-                          plan_text_query, strip_filler, tsquery_and)
+from kb.textquery import (ACCENTED, BM25_B, BM25_K1, IRREGULAR_FORMS, UNACCENTED, ConfigTotals, QueryTerm,
+                          TextPlan, plan_text_query, shown_terms, strip_filler, tsquery_and)
 
 CONFIG_BY_LANGUAGE = {"es": "spanish", "en": "english"}
 LANGUAGE_BY_CONFIG = {config: language for language, config in CONFIG_BY_LANGUAGE.items()}
@@ -116,8 +116,7 @@ def search(
                              at_version=at_version)
     ranked = fuse(branches)
     fused = ranked[:k]
-    result = SearchResult(query=query, results=[], identifiers=identifiers, text_terms=[
-        f"{config}:{lexeme}" for config, lexemes in plan.conjunctions.items() for lexeme in lexemes])
+    result = SearchResult(query=query, results=[], identifiers=identifiers, text_terms=shown_terms(plan))
     if explain:
         result.vector_branch = [{"chunk_id": c, "score": round(s, 4)} for c, s in branches.vector]
         result.text_branch = [{"chunk_id": c, "rank": round(r, 4)} for c, r in branches.text]
@@ -189,7 +188,10 @@ def text_plan(query: str, language: str | None = None, *, ef_search: int | None 
         # Lexemes per config, with where their word appears; 'simple' lexemes only when no language config
         # treats them as a stop word, so names and codes match without "de", "la", "the" matching every chunk.
         # The query's accents are folded like the chunks' (or "móvil" never meets the stored "movil").
-        # The stop words of each language the query uses tell which language it is written in.
+        # The stop words of each language the query uses tell which language it is written in. A lexeme of an
+        # irregular form ("paid") brings its verb's lexeme ('pay') as another form of the same word.
+        irregular = [(config, form, verb) for config, table in IRREGULAR_FORMS.items() if config in configs
+                     for form, verb in table.items()]
         cursor.execute(
             f"""
             WITH folded AS (SELECT translate(%s, %s, %s) AS text),
@@ -204,9 +206,19 @@ def text_plan(query: str, language: str | None = None, *, ef_search: int | None 
                 FROM unnest(%s::text[]) AS cfg, folded, unnest(to_tsvector(cfg::regconfig, folded.text)) AS u
                 UNION ALL
                 SELECT 'simple', word, position FROM words WHERE NOT stop_es AND NOT stop_en
+            ),
+            irregular AS (
+                SELECT i.cfg, f.lexeme AS form, v.lexeme AS verb
+                FROM unnest(%s::text[], %s::text[], %s::text[]) AS i(cfg, form, verb),
+                     unnest(to_tsvector(i.cfg::regconfig, i.form)) AS f, unnest(to_tsvector(i.cfg::regconfig, i.verb)) AS v
+                WHERE f.lexeme <> v.lexeme
             )
             SELECT 'term', q.cfg, q.lexeme, q.position, coalesce(s.ndoc, 0), NULL::float8 FROM q
             LEFT JOIN {TermStat._meta.db_table} s ON s.config = q.cfg AND s.lexeme = q.lexeme
+            UNION ALL
+            SELECT 'form', q.cfg, i.verb, q.position, coalesce(s.ndoc, 0), NULL FROM q
+            JOIN irregular i ON i.cfg = q.cfg AND i.form = q.lexeme
+            LEFT JOIN {TermStat._meta.db_table} s ON s.config = q.cfg AND s.lexeme = i.verb
             UNION ALL
             SELECT 'total', config, NULL, NULL, chunks, avg_words FROM {TermTotal._meta.db_table}
             UNION ALL
@@ -217,11 +229,17 @@ def text_plan(query: str, language: str | None = None, *, ef_search: int | None 
             SELECT 'set', set_config(name, value, true), NULL, NULL, NULL, NULL FROM unnest(%s::text[], %s::text[])
                 AS tuning(name, value)
             """,
-            [strip_filler(query), ACCENTED, UNACCENTED, configs, [n for n, _ in tuning], [v for _, v in tuning]],
+            [strip_filler(query), ACCENTED, UNACCENTED, configs, [c for c, _, _ in irregular],
+             [f for _, f, _ in irregular], [v for _, _, v in irregular], [n for n, _ in tuning],
+             [v for _, v in tuning]],
         )
         rows = cursor.fetchall()
-    terms = [QueryTerm(cfg, lexeme, int(ndoc), int(position)) for kind, cfg, lexeme, position, ndoc, _ in rows
-             if kind == "term"]
+    forms: dict[tuple[str, int], list[tuple[str, int]]] = {}
+    for kind, cfg, lexeme, position, ndoc, _ in rows:
+        if kind == "form":
+            forms.setdefault((cfg, int(position)), []).append((lexeme, int(ndoc)))
+    terms = [QueryTerm(cfg, lexeme, int(ndoc), int(position), tuple(sorted(forms.get((cfg, int(position)), []))))
+             for kind, cfg, lexeme, position, ndoc, _ in rows if kind == "term"]
     totals = {cfg: ConfigTotals(int(n), float(avg)) for kind, cfg, _, _, n, avg in rows if kind == "total"}
     stop_words = {cfg: int(n) for kind, cfg, _, _, n, _ in rows if kind == "stop"}
     return plan_text_query(terms, totals, stop_words=stop_words)
@@ -289,7 +307,7 @@ def _text_sql(plan: TextPlan, *, live: str, language_filter: str, similarity: bo
     params: dict = {"cap": TEXT_CANDIDATE_CAP}
     clauses, scores = [], {}
     for config, lexemes in plan.conjunctions.items():
-        params[f"and_{config}"] = tsquery_and(lexemes)
+        params[f"and_{config}"] = tsquery_and(lexemes, plan.forms.get(config))
         if config == "simple":
             clauses.append(f"search_vector_simple @@ %(and_{config})s::tsquery")
         else:

@@ -3,7 +3,7 @@
 import pytest
 
 from kb.textquery import (ConfigTotals, QueryTerm, bm25_idf, plan_text_query, query_language_configs,
-                          strip_filler, tsquery_and)
+                          shown_terms, strip_filler, tsquery_and)
 
 TOTALS = {"spanish": ConfigTotals(100, 80.0), "english": ConfigTotals(60, 70.0), "simple": ConfigTotals(160, 75.0)}
 
@@ -80,3 +80,27 @@ def test_bm25_weighs_rare_words_above_common_ones():
 
 def test_a_quote_in_a_lexeme_cannot_break_the_tsquery():
     assert tsquery_and(["o'neil", "a\\b"]) == "'o''neil' & 'a\\\\b'"
+
+
+def test_an_irregular_form_takes_its_verb_as_another_form_of_the_same_word():
+    # "paid" is held by 2 chunks, "pay"/"pays" by 30: the word is common, so a long message's rarest four skip it.
+    words = [QueryTerm("english", "extra", 3, 1), QueryTerm("english", "late", 8, 2),
+             QueryTerm("english", "home", 9, 3), QueryTerm("english", "bill", 12, 4),
+             QueryTerm("english", "fiber", 14, 5), QueryTerm("english", "week", 0, 6),
+             QueryTerm("english", "paid", 2, 7, forms=(("pay", 30),))]
+    plan = plan_text_query(words, TOTALS, stop_words={"english": 3})
+    assert plan.conjunctions == {"english": ["extra", "late", "home", "bill"]}
+    assert set(plan.scored["english"]) == {"extra", "late", "home", "bill", "fiber", "paid", "pay"}
+
+    short = plan_text_query([QueryTerm("english", "paid", 2, 1, forms=(("pay", 30),)),
+                             QueryTerm("english", "late", 8, 2)], TOTALS, stop_words={"english": 1})
+    assert short.conjunctions == {"english": ["paid", "late"]} and short.forms == {"english": {"paid": ["pay"]}}
+    assert tsquery_and(short.conjunctions["english"], short.forms["english"]) == "('paid' | 'pay') & 'late'"
+    assert shown_terms(short) == ["english:paid|pay", "english:late"]
+
+
+def test_a_form_the_knowledge_base_knows_makes_the_word_known():
+    plan = plan_text_query([QueryTerm("english", "sent", 0, 1, forms=(("send", 4),)),
+                            QueryTerm("english", "receipt", 5, 2)], TOTALS, stop_words={"english": 1})
+    assert plan.conjunctions == {"english": ["sent", "receipt"]}
+    assert plan.forms == {"english": {"sent": ["send"]}} and "sent" not in plan.scored["english"]
