@@ -236,9 +236,9 @@ EMBEDDINGS_BASE_URL = env("EMBEDDINGS_BASE_URL")
 EMBEDDINGS_MODEL = env("EMBEDDINGS_MODEL", "text-embedding-3-small")
 EMBEDDINGS_API_KEY = env("EMBEDDINGS_API_KEY")
 EMBEDDINGS_DIM = env_int("EMBEDDINGS_DIM", 0)  # 0: ask the endpoint once
-# A SQLite file of vectors by (model, sha256 of the text): the test suite sets it so a knowledge base is
-# embedded once across processes. Empty: every text goes to the model.
-EMBEDDINGS_CACHE_FILE = env("EMBEDDINGS_CACHE_FILE")
+# A directory of the in-process model's vectors by (model, sha256 of the text): the test suite sets it so a
+# knowledge base is embedded once across processes. Empty: every text goes to the model.
+EMBEDDINGS_CACHE_DIR = env("EMBEDDINGS_CACHE_DIR")
 KB_SAMPLE_DIR = BASE_DIR / "kb" / "sample"
 KB_VECTOR_CANDIDATES = env_int("KB_VECTOR_CANDIDATES", 40)
 KB_TEXT_CANDIDATES = env_int("KB_TEXT_CANDIDATES", 40)
