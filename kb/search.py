@@ -111,7 +111,7 @@ def search(
     query_vector = embedder.embed_query(query)
     identifiers = find_identifiers(query)
     with transaction.atomic():
-        plan = text_plan(query, language, ef_search=max(MIN_EF_SEARCH, vector_n))
+        plan, index_version = _term_lookup(query, language, ef_search=max(MIN_EF_SEARCH, vector_n))
         branches = _branches(query_vector, plan, identifiers, vector_n=vector_n, text_n=text_n, language=language,
                              at_version=at_version)
     ranked = fuse(branches)
@@ -123,7 +123,7 @@ def search(
         result.identifier_branch = [{"chunk_id": c} for c in branches.identifier]
         result.fused_ids = [f.chunk_id for f in ranked]
     if not fused:
-        result.index_version = at_version or current_index_version()
+        result.index_version = at_version or index_version
         result.context = decide_context([], min_best_score=settings.KB_CONTEXT_MIN_SCORE)
         return result
 
@@ -157,7 +157,7 @@ def search(
         )
         (result.results if hit.kept else result.pruned).append(hit)
     result.context = decide_context(result.results, min_best_score=settings.KB_CONTEXT_MIN_SCORE)
-    result.index_version = at_version or current_index_version()
+    result.index_version = at_version or index_version
     return result
 
 
@@ -176,9 +176,15 @@ def fuse(branches: Branches) -> list[Fused]:
 def text_plan(query: str, language: str | None = None, *, ef_search: int | None = None) -> TextPlan:
     """Return what the full-text branch requires of a chunk for this query (one lookup in the term statistics).
 
-    With `ef_search` (inside the caller's transaction) the same statement sets HNSW's ef_search for the rest
-    of the transaction — and, with a language filter, its iterative scan — instead of a SET LOCAL round trip.
+    With `ef_search` (inside the caller's transaction) the same statement sets HNSW's ef_search and its
+    iterative scan for the rest of the transaction instead of a SET LOCAL round trip.
     """
+    return _term_lookup(query, language, ef_search=ef_search)[0]
+
+
+def _term_lookup(query: str, language: str | None, *, ef_search: int | None) -> tuple[TextPlan, int | None]:
+    """Return text_plan's plan and the index version searched, read in the same statement (one round trip
+    fewer per search: the trace records the version)."""
     configs = [CONFIG_BY_LANGUAGE[language]] if language else list(CONFIG_BY_LANGUAGE.values())
     # ef_search must be at least the number of rows wanted or HNSW returns fewer. The iterative scan goes on
     # past ef_search when rows are filtered out after the index: by a language filter, and by index entries
@@ -229,6 +235,9 @@ def text_plan(query: str, language: str | None = None, *, ef_search: int | None 
             UNION ALL
             SELECT 'set', set_config(name, value, true), NULL, NULL, NULL, NULL FROM unnest(%s::text[], %s::text[])
                 AS tuning(name, value)
+            UNION ALL
+            (SELECT 'version', NULL, NULL, NULL, index_version, NULL FROM {EmbeddingSpace._meta.db_table}
+             ORDER BY id LIMIT 1)
             """,
             [strip_filler(query), ACCENTED, UNACCENTED, configs, [c for c, _, _ in irregular],
              [f for _, f, _ in irregular], [v for _, _, v in irregular], [n for n, _ in tuning],
@@ -243,7 +252,8 @@ def text_plan(query: str, language: str | None = None, *, ef_search: int | None 
              for kind, cfg, lexeme, position, ndoc, _ in rows if kind == "term"]
     totals = {cfg: ConfigTotals(int(n), float(avg)) for kind, cfg, _, _, n, avg in rows if kind == "total"}
     stop_words = {cfg: int(n) for kind, cfg, _, _, n, _ in rows if kind == "stop"}
-    return plan_text_query(terms, totals, stop_words=stop_words)
+    version = next((int(n) for kind, _, _, _, n, _ in rows if kind == "version" and n is not None), None)
+    return plan_text_query(terms, totals, stop_words=stop_words), version
 
 
 def text_scores(query: str, chunk_ids: list[int], *, language: str | None = None) -> dict[int, float]:
