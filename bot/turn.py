@@ -367,14 +367,10 @@ def _answer(recorder, routing, query, *, customer_id, resolve_customer, history,
     draft.retrieval = [
         {key: value for key, value in hit.as_dict().items() if key != "text"} for hit in result.fused
     ]
-    minimum = settings.KB_MIN_CONTEXT_SCORE
-    context = [h for h in result.results
-               if h.matched_by_identifier or (h.vector_score is not None and h.vector_score >= minimum)]
+    # The search decides whether the turn has context (kb/context.py); it never drops a kept chunk.
+    context = result.results if result.context.has_context else []
     if not context and not facts:
-        best = result.results[0] if result.results else None
-        detail = (f"Best chunk {best.doc} § {best.section} scored {best.vector_score} (< {minimum})."
-                  if best else "The knowledge base returned nothing.")
-        return Escalated(Reason.NO_CONTEXT, [detail])
+        return Escalated(Reason.NO_CONTEXT, [f"No context: {result.context.reason}."])
     if context and (routing.route != Route.ACCOUNT or not key_figures and not facts):
         siblings = {slug: clarify.Sibling(slug, row["label"], row["language"], tuple(row["alternatives"]))
                     for slug, row in document_alternatives(slugs=[h.doc for h in context]).items()}

@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from core.text import fold, number_key
 
 # Reasons that come from retrieval alone; a retrieval-only run can only ever fail for these.
-RETRIEVAL_FAILURES = ("no hit in top", "hard negative above hit", "must-pass: first hit at rank")
+RETRIEVAL_FAILURES = ("no hit in top", "hard negative above hit", "must-pass: first hit at rank",
+                      "context for an out-of-scope question")
 
 _NUMBER_WORDS = {
     # Spanish
@@ -68,11 +69,19 @@ class CaseResult:
     grounded: bool | None = None
     missing_facts: list[str] = field(default_factory=list)
     judge_label: str = ""
+    out_of_scope: bool = False  # no document answers it: it passes when nothing is answered from the KB
+    has_context: bool | None = None  # the search's decision for the question (None: not known)
 
 
 def case_failures(result: CaseResult) -> list[str]:
     """Return why the case failed, in pipeline order; an empty list means it passed."""
     failures = []
+    if result.out_of_scope:
+        if result.has_context:
+            failures.append("context for an out-of-scope question")
+        if result.outcome == "answered":
+            failures.append("answered an out-of-scope question")
+        return failures  # an escalation or a question back is the right outcome
     if result.scored_retrieval:
         rank = result.first_hit_rank
         if rank is None or rank > result.k:

@@ -20,10 +20,9 @@ from pgvector.django import CosineDistance
 
 from evals.models import GoldenCase
 from kb.embeddings import Embedder, QueryCachingEmbedder, get_embedder
-from kb.fusion import reciprocal_rank_fusion
 from kb.inspect import chunk_status, section_edit_url
 from kb.models import Chunk
-from kb.search import TEXT_CANDIDATE_CAP, _selective_terms, _text_terms, search, text_match_sql
+from kb.search import search, text_scores
 from traces.models import ReviewNote, Trace
 
 RECENT_DAYS = 30
@@ -178,25 +177,13 @@ def golden_cases_for_document(*, slug: str) -> QuerySet[GoldenCase]:
 class ChunkScore:
     chunk_id: int
     vector_score: float | None
-    text_rank: float | None  # ts_rank with the terms the full-text branch uses; None when not a text match
+    text_rank: float | None  # BM25 when the chunk is an AND text hit for the query; None otherwise
     vector_position: int | None = None  # position in the vector branch, None when outside its candidates
     text_position: int | None = None
     fused_rank: int | None = None  # position in the whole RRF-fused list; None when neither branch found it
     in_top_k: bool = False
     kept: bool | None = None  # when in the top k: kept by the prune, or pruned (reason)
     prune_reason: str = ""
-
-
-def _text_ranks(query: str, chunk_ids: list[int], language: str | None) -> dict[int, float]:
-    """Return the full-text branch's ts_rank of each given chunk that the branch's tsquery matches."""
-    selected, conjunctive = _selective_terms(_text_terms(query, language), TEXT_CANDIDATE_CAP)
-    if not selected or not chunk_ids:
-        return {}
-    _, match, rank, params = text_match_sql(selected, conjunctive)
-    sql = f"SELECT id, {rank} FROM {Chunk._meta.db_table} WHERE id = ANY(%s) AND {match}"
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params + [list(chunk_ids)] + params)
-        return {int(i): round(float(r), 4) for i, r in cursor.fetchall()}
 
 
 def score_chunks(query: str, chunk_ids: list[int], *, language: str | None = None, k: int | None = None,
@@ -214,15 +201,11 @@ def score_chunks(query: str, chunk_ids: list[int], *, language: str | None = Non
         for row in Chunk.objects.filter(pk__in=ids)
         .annotate(similarity=1 - CosineDistance("embedding", vector)).values("pk", "similarity")
     }
-    text = _text_ranks(query, ids, language)
+    text = text_scores(query, ids, language=language)
     result = search(query, k=k, language=language, embedder=embedder, explain=True)
     vector_ids = [row["chunk_id"] for row in result.vector_branch]
     text_ids = [row["chunk_id"] for row in result.text_branch]
-    fused = reciprocal_rank_fusion(
-        {"vector": vector_ids, "text": text_ids,
-         "identifier": [row["chunk_id"] for row in result.identifier_branch]},
-        k=settings.KB_RRF_K)
-    fused_rank = {f.chunk_id: position for position, f in enumerate(fused, start=1)}
+    fused_rank = {chunk_id: position for position, chunk_id in enumerate(result.fused_ids, start=1)}
     top = {hit.chunk_id: hit for hit in result.fused}
     scores = {}
     for chunk_id in ids:
@@ -231,7 +214,7 @@ def score_chunks(query: str, chunk_ids: list[int], *, language: str | None = Non
         scores[chunk_id] = ChunkScore(
             chunk_id=chunk_id,
             vector_score=None if sim is None else round(float(sim), 4),
-            text_rank=text.get(chunk_id),
+            text_rank=round(text[chunk_id], 4) if chunk_id in text else None,
             vector_position=vector_ids.index(chunk_id) + 1 if chunk_id in vector_ids else None,
             text_position=text_ids.index(chunk_id) + 1 if chunk_id in text_ids else None,
             fused_rank=fused_rank.get(chunk_id),

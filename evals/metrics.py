@@ -16,6 +16,9 @@ class GoldenCase:
     hits: list[str]
     hard_negatives: list[str] = field(default_factory=list)
     must_pass: bool = False
+    split: str = "dev"  # "dev" (choose on it) or "test" (report it once)
+    language: str = ""
+    out_of_scope: bool = False  # no document answers it: it passes when the search says "no context"
 
 
 @dataclass(frozen=True)
@@ -80,3 +83,59 @@ def retrieval_report(outcomes: list[CaseOutcome], *, k: int = 5) -> RetrievalRep
         must_pass_failures=[o.case_id for o in outcomes if o.must_pass_failed],
         hard_negative_wins=[o.case_id for o in outcomes if o.hard_negative_above],
     )
+
+
+# ── Per split, per branch, and the no-context decision ───────────────────────────────────────────
+
+BRANCHES = ("vector", "text", "hybrid")
+SPLITS = ("dev", "test")
+
+
+@dataclass(frozen=True)
+class NoContextReport:
+    """How the search's "context or no context" decision fared on labelled questions."""
+
+    in_scope: int
+    false_no_context: list[str]  # in-scope cases the decision sent to NO_CONTEXT
+    out_of_scope: int
+    false_context: list[str]  # out-of-scope cases the decision would have answered
+
+    @property
+    def false_no_context_rate(self) -> float | None:
+        return len(self.false_no_context) / self.in_scope if self.in_scope else None
+
+    @property
+    def false_answer_rate(self) -> float | None:
+        return len(self.false_context) / self.out_of_scope if self.out_of_scope else None
+
+
+def no_context_report(decisions: list[tuple[GoldenCase, bool]]) -> NoContextReport:
+    """Score (case, has_context) pairs: in-scope cases need context, out-of-scope cases need none."""
+    inside = [(case, has) for case, has in decisions if not case.out_of_scope]
+    outside = [(case, has) for case, has in decisions if case.out_of_scope]
+    return NoContextReport(
+        in_scope=len(inside), false_no_context=[case.id for case, has in inside if not has],
+        out_of_scope=len(outside), false_context=[case.id for case, has in outside if has],
+    )
+
+
+@dataclass(frozen=True)
+class SplitReport:
+    split: str
+    branches: dict[str, RetrievalReport]  # "vector", "text", "hybrid"
+    no_context: NoContextReport
+
+
+def split_reports(cases: list[GoldenCase], ranked: dict[str, dict[str, list[str]]], has_context: dict[str, bool],
+                  *, k: int = 5) -> list[SplitReport]:
+    """Return one report per split present: each branch's retrieval figures over the in-scope cases
+    (`ranked[case id][branch]` = documents of its ranked chunks) and the no-context error rates."""
+    reports = []
+    for split in [s for s in SPLITS if any(c.split == s for c in cases)]:
+        chosen = [c for c in cases if c.split == split]
+        scored = [c for c in chosen if not c.out_of_scope and c.hits]
+        branches = {branch: retrieval_report([case_outcome(c, ranked[c.id][branch]) for c in scored], k=k)
+                    for branch in BRANCHES}
+        decisions = [(c, has_context[c.id]) for c in chosen if c.id in has_context]
+        reports.append(SplitReport(split, branches, no_context_report(decisions)))
+    return reports

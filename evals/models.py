@@ -43,6 +43,11 @@ class GoldenCase(models.Model):
     synthetic = models.BooleanField(default=False)
     reviewed = models.BooleanField(default=True, help_text="False for synthetic cases until a human reviews them.")
     origin = models.CharField(max_length=10, choices=Origin.choices, default=Origin.FILE)
+    split = models.CharField(max_length=4, blank=True, db_default="",
+                             help_text="dev or test as the file says; empty: the split hashed from the case id.")
+    language = models.CharField(max_length=2, blank=True, db_default="")
+    out_of_scope = models.BooleanField(default=False, db_default=False,
+                                       help_text="No document answers it: it passes when the search says no context.")
     trace = models.ForeignKey(Trace, null=True, blank=True, on_delete=models.SET_NULL, related_name="golden_cases")
     failure_class = models.ForeignKey(FailureClass, null=True, blank=True, on_delete=models.SET_NULL,
                                       related_name="golden_variants",

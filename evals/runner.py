@@ -113,7 +113,7 @@ def _run_cases(run: EvalRun, counted, *, writer, billing, judge, clock) -> None:
             must_pass=case.must_pass, scored_retrieval=bool(case.hits),
             clarification_expected=bool(row.get("clarification_expected")), outcome=item.outcome,
             escalation_reason=item.escalation_reason, grounded=item.grounded, missing_facts=item.missing_facts,
-            judge_label=judged,
+            judge_label=judged, out_of_scope=case.out_of_scope, has_context=found.context.has_context,
         ))
         item.save(update_fields=["failures", "judge_label", "judge_reason"])
         items.append(item)

@@ -33,6 +33,12 @@ def golden_case_row(case: GoldenCase) -> dict:
         row["synthetic"] = True
     if case.origin != GoldenCase.Origin.FILE:
         row["origin"] = case.origin
+    if case.split:
+        row["split"] = case.split
+    if case.language:
+        row["language"] = case.language
+    if case.out_of_scope:
+        row["out_of_scope"] = True
     return row
 
 
@@ -58,7 +64,8 @@ def golden_import(*, name: str, path: Path, user=None) -> GoldenSetVersion:
                    hard_negatives=row["hard_negatives"], must_pass=row["must_pass"], facts=row["facts"],
                    context=row["context"], customer_id=row["customer_id"],
                    clarification_expected=row["clarification_expected"], synthetic=row["synthetic"],
-                   reviewed=not row["synthetic"], origin=row["origin"])
+                   reviewed=not row["synthetic"], origin=row["origin"], split=row["split"],
+                   language=row["language"], out_of_scope=row["out_of_scope"])
         for row in rows
     ])
     return golden_set_bump(golden_set=golden_set, user=user, note=f"import {Path(path).name}")

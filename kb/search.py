@@ -1,7 +1,12 @@
-"""Hybrid search over chunks: vector + full text + identifiers → RRF → corrective prune.
+"""Hybrid search over chunks: vector + full text + identifiers → RRF → corrective prune → context decision.
 
-`search()` is the one entry point the bot, the commands and the pages call. Every result
-carries what a trace needs to show why it was retrieved.
+`search()` is the one entry point the bot, the commands and the pages call. Every result carries what
+a trace needs to show why it was retrieved, and whether the turn has context at all (`kb/context.py`).
+
+Two statements per search: the term lookup (which words the full-text branch requires, with their
+document counts; `kb/textquery.py` decides), then one statement that runs the three branches — the
+vector top-N through HNSW, the full-text AND hits ranked by BM25, the identifier overlap — and returns
+every candidate with its cosine, so the last fetch reads only the k chunks' texts.
 """
 
 from __future__ import annotations
@@ -10,27 +15,25 @@ from dataclasses import asdict, dataclass, field
 
 from django.conf import settings
 from django.db import connection, transaction
-from pgvector.django import CosineDistance
 
+from kb.context import ContextDecision, decide_context
 from kb.embeddings import Embedder, get_embedder
-from kb.fusion import reciprocal_rank_fusion
+from kb.fusion import Fused, reciprocal_rank_fusion
 from kb.identifiers import find_identifiers
-from kb.models import ACCENTED, UNACCENTED, Chunk, EmbeddingSpace, TermStat
+from kb.models import Chunk, Document, EmbeddingSpace, Section, TermStat, TermTotal
 from kb.pruning import Candidate, prune
+from kb.textquery import (ACCENTED, BM25_B, BM25_K1, IRREGULAR_FORMS, UNACCENTED, ConfigTotals, QueryTerm,
+                          TextPlan, plan_text_query, shown_terms, strip_filler, tsquery_and)
 
 CONFIG_BY_LANGUAGE = {"es": "spanish", "en": "english"}
-# A lexeme held by more than this share of chunks does not discriminate; the text branch drops it
-# (PostgreSQL's ts_rank has no IDF, so without this "factura" would weigh as much as "reconexión").
-# Small collections keep every lexeme held by up to MIN_DF_LIMIT chunks.
-MAX_DF_RATIO = 0.2
-MIN_DF_LIMIT = 20
-# ts_rank normalization 8 divides by the number of unique words: a glossary chunk that names every
-# fee once must not outrank the short section that is about the one fee asked for. Measured on
-# evals/fixtures/golden.jsonl: 0 → MRR 0.85 with 2 must-pass failures; 8 → 0 must-pass failures.
-TEXT_RANK_NORMALIZATION = 8
-# The full-text branch ranks at most this many chunks: those holding the rarest query terms whose
-# document counts add up to at most this (on a small knowledge base: every term). See _selective_terms.
-TEXT_CANDIDATE_CAP = 500
+LANGUAGE_BY_CONFIG = {config: language for language, config in CONFIG_BY_LANGUAGE.items()}
+# The full-text branch ranks at most this many AND matches (an AND of common words on a large corpus matches
+# thousands; ranking 500 cost ~6 ms at 100k chunks).
+TEXT_CANDIDATE_CAP = 200
+# ef_search must be at least the number of rows wanted or HNSW returns fewer; at 40 the bench's
+# recall@10 wandered 0.94–0.98 between builds, at 80 it held ≥ 0.998 for +0.1 ms.
+MIN_EF_SEARCH = 80
+IDENTIFIER_CANDIDATES = 50
 
 
 @dataclass
@@ -44,9 +47,9 @@ class Hit:
     rrf: float
     vector_score: float | None
     vector_rank: int | None
-    text_rank: float | None  # ts_rank of the full-text hit; None when not a text hit
+    text_rank: float | None  # BM25 of an AND text hit; None when the chunk is not one
     text_position: int | None
-    matched_by_text: bool
+    matched_by_text: bool  # holds every content word of the question (an AND): proof of relevance
     matched_by_identifier: bool
     kept: bool = True
     prune_reason: str = ""
@@ -63,13 +66,25 @@ class SearchResult:
     vector_branch: list[dict] = field(default_factory=list)
     text_branch: list[dict] = field(default_factory=list)
     identifier_branch: list[dict] = field(default_factory=list)
+    fused_ids: list[int] = field(default_factory=list)  # the whole fused list, before the cut at k (explain)
     identifiers: list[str] = field(default_factory=list)
-    text_terms: list[str] = field(default_factory=list)
+    text_terms: list[str] = field(default_factory=list)  # "config:lexeme" the AND required
+    context: ContextDecision = field(default_factory=lambda: ContextDecision(False, "empty query"))
     index_version: int | None = None  # the index version searched (traces record it)
 
     @property
     def fused(self) -> list[Hit]:
         return sorted(self.results + self.pruned, key=lambda h: h.rank)
+
+
+@dataclass(frozen=True)
+class Branches:
+    """The three branches of one search, each best first."""
+
+    vector: list[tuple[int, float]]  # (chunk id, cosine)
+    text: list[tuple[int, float]]  # (chunk id, BM25) of the AND hits
+    identifier: list[int]
+    similarity: dict[int, float | None]  # cosine of every candidate
 
 
 def search(
@@ -81,7 +96,7 @@ def search(
     explain: bool = False,
     at_version: int | None = None,
 ) -> SearchResult:
-    """Return the top-k chunks for query after fusion and the corrective prune.
+    """Return the top-k chunks for query after fusion and the corrective prune, with the context decision.
 
     `at_version` searches the index as it was at that index version (chunks retired since then
     included, chunks added since then left out), by exact vector distance instead of the HNSW index
@@ -94,227 +109,259 @@ def search(
     vector_n = max(settings.KB_VECTOR_CANDIDATES, k)
     text_n = max(settings.KB_TEXT_CANDIDATES, k)
     query_vector = embedder.embed_query(query)
-
+    identifiers = find_identifiers(query)
     with transaction.atomic():
-        vector_rows = _vector_branch(query_vector, n=vector_n, language=language, at_version=at_version)
-        text_rows, terms = _text_branch(query, n=text_n, language=language, at_version=at_version)
-        identifiers = find_identifiers(query)
-        identifier_ids = (_identifier_branch(identifiers, language=language, at_version=at_version)
-                          if identifiers else [])
-
-    fused = reciprocal_rank_fusion(
-        {
-            "vector": [row[0] for row in vector_rows],
-            "text": [row[0] for row in text_rows],
-            "identifier": identifier_ids,
-        },
-        k=settings.KB_RRF_K,
-    )[:k]
+        plan, index_version = _term_lookup(query, language, ef_search=max(MIN_EF_SEARCH, vector_n))
+        branches = _branches(query_vector, plan, identifiers, vector_n=vector_n, text_n=text_n, language=language,
+                             at_version=at_version)
+    ranked = fuse(branches)
+    fused = ranked[:k]
+    result = SearchResult(query=query, results=[], identifiers=identifiers, text_terms=shown_terms(plan))
+    if explain:
+        result.vector_branch = [{"chunk_id": c, "score": round(s, 4)} for c, s in branches.vector]
+        result.text_branch = [{"chunk_id": c, "rank": round(r, 4)} for c, r in branches.text]
+        result.identifier_branch = [{"chunk_id": c} for c in branches.identifier]
+        result.fused_ids = [f.chunk_id for f in ranked]
     if not fused:
-        return SearchResult(query=query, results=[], identifiers=identifiers, text_terms=terms,
-                            index_version=at_version or current_index_version())
+        result.index_version = at_version or index_version
+        result.context = decide_context([], min_best_score=settings.KB_CONTEXT_MIN_SCORE)
+        return result
 
-    ids = [f.chunk_id for f in fused]
-    rows = {
-        row["pk"]: row
-        for row in Chunk.objects.filter(pk__in=ids)
-        .annotate(similarity=1 - CosineDistance("embedding", query_vector))
-        .values("pk", "text", "language", "document__slug", "section__heading_path", "similarity")
-    }
-    text_rank = {chunk_id: (rank, position) for position, (chunk_id, rank) in enumerate(text_rows, start=1)}
-    identifier_set = set(identifier_ids)
+    rows = _chunk_rows([f.chunk_id for f in fused])
+    text_score = dict(branches.text)
+    identifier_set = set(branches.identifier)
     candidates = [
         Candidate(
             chunk_id=f.chunk_id,
-            vector_score=rows[f.chunk_id]["similarity"],
-            matched_by_text=f.chunk_id in text_rank,
+            vector_score=branches.similarity.get(f.chunk_id),
+            matched_by_text=f.chunk_id in text_score,
             matched_by_identifier=f.chunk_id in identifier_set,
         )
         for f in fused
     ]
-    decisions = {d.chunk_id: d for d in prune(candidates, margin=settings.KB_PRUNE_MARGIN)}
-
-    kept, pruned = [], []
-    for position, f in enumerate(fused, start=1):
-        row = rows[f.chunk_id]
+    decisions = prune(candidates, margin=settings.KB_PRUNE_MARGIN)
+    for position, (f, candidate, decision) in enumerate(zip(fused, candidates, decisions), start=1):
+        text, chunk_language, doc, section = rows[f.chunk_id]
+        similarity = candidate.vector_score
         hit = Hit(
-            chunk_id=f.chunk_id,
-            doc=row["document__slug"],
-            section=row["section__heading_path"],
-            language=row["language"],
-            text=row["text"],
-            rank=position,
+            chunk_id=f.chunk_id, doc=doc, section=section, language=chunk_language, text=text, rank=position,
             rrf=round(f.rrf, 6),
-            vector_score=None if row["similarity"] is None else round(float(row["similarity"]), 4),
+            vector_score=None if similarity is None else round(float(similarity), 4),
             vector_rank=f.ranks.get("vector"),
-            text_rank=round(text_rank[f.chunk_id][0], 4) if f.chunk_id in text_rank else None,
+            text_rank=round(text_score[f.chunk_id], 4) if f.chunk_id in text_score else None,
             text_position=f.ranks.get("text"),
-            matched_by_text=f.chunk_id in text_rank,
-            matched_by_identifier=f.chunk_id in identifier_set,
-            kept=decisions[f.chunk_id].kept,
-            prune_reason=decisions[f.chunk_id].reason,
+            matched_by_text=candidate.matched_by_text,
+            matched_by_identifier=candidate.matched_by_identifier,
+            kept=decision.kept,
+            prune_reason=decision.reason,
         )
-        (kept if hit.kept else pruned).append(hit)
-
-    result = SearchResult(query=query, results=kept, pruned=pruned, identifiers=identifiers, text_terms=terms,
-                          index_version=at_version or current_index_version())
-    if explain:
-        result.vector_branch = [{"chunk_id": c, "score": round(s, 4)} for c, s in vector_rows]
-        result.text_branch = [{"chunk_id": c, "rank": round(r, 4)} for c, r in text_rows]
-        result.identifier_branch = [{"chunk_id": c} for c in identifier_ids]
+        (result.results if hit.kept else result.pruned).append(hit)
+    result.context = decide_context(result.results, min_best_score=settings.KB_CONTEXT_MIN_SCORE)
+    result.index_version = at_version or index_version
     return result
 
 
-def _live_sql(at_version: int | None) -> tuple[str, list]:
-    """Return the SQL condition (and params) for the chunks live now, or live at `at_version`."""
-    if at_version is None:
-        return "retired_in IS NULL", []
-    return "added_in <= %s AND (retired_in IS NULL OR retired_in > %s)", [at_version, at_version]
+def fuse(branches: Branches) -> list[Fused]:
+    """Return the branches fused by RRF, best first: the vector branch, the AND text hits, the identifier hits."""
+    return reciprocal_rank_fusion(
+        {
+            "vector": [chunk_id for chunk_id, _ in branches.vector],
+            "text": [chunk_id for chunk_id, _ in branches.text],
+            "identifier": branches.identifier,
+        },
+        k=settings.KB_RRF_K,
+    )
 
 
-def _vector_branch(vector: list[float], *, n: int, language: str | None,
-                   at_version: int | None = None) -> list[tuple[int, float]]:
-    table = Chunk._meta.db_table
-    live, live_params = _live_sql(at_version)
-    where = f"WHERE embedding IS NOT NULL AND {live}" + (" AND language = %s" if language else "")
-    literal = _vector_literal(vector)
-    params: list = [literal] + live_params + ([language] if language else []) + [literal, n]
-    with connection.cursor() as cursor:
-        # ef_search must be at least the number of rows wanted or HNSW returns fewer; at 40 the
-        # bench's recall@10 wandered 0.94–0.98 between builds, at 80 it held ≥ 0.998 for +0.1 ms.
-        cursor.execute(f"SET LOCAL hnsw.ef_search = {max(80, int(n))}")
-        if language:
-            cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
-        cursor.execute(
-            f"SELECT id, 1 - (embedding <=> %s::vector) AS score FROM {table} {where} "
-            f"ORDER BY embedding <=> %s::vector LIMIT %s",
-            params,
-        )
-        rows = cursor.fetchall()
-    # relaxed_order may return rows slightly out of order; the branch ranks by the score.
-    return sorted(((int(i), float(s)) for i, s in rows), key=lambda r: (-r[1], r[0]))
+def text_plan(query: str, language: str | None = None, *, ef_search: int | None = None) -> TextPlan:
+    """Return what the full-text branch requires of a chunk for this query (one lookup in the term statistics).
+
+    With `ef_search` (inside the caller's transaction) the same statement sets HNSW's ef_search and its
+    iterative scan for the rest of the transaction instead of a SET LOCAL round trip.
+    """
+    return _term_lookup(query, language, ef_search=ef_search)[0]
 
 
-def _text_terms(query: str, language: str | None) -> list[tuple[str, str, int]]:
-    """Return the discriminating lexemes of the query as (config, lexeme, ndoc), rarest first."""
+def _term_lookup(query: str, language: str | None, *, ef_search: int | None) -> tuple[TextPlan, int | None]:
+    """Return text_plan's plan and the index version searched, read in the same statement (one round trip
+    fewer per search: the trace records the version)."""
     configs = [CONFIG_BY_LANGUAGE[language]] if language else list(CONFIG_BY_LANGUAGE.values())
-    table = Chunk._meta.db_table
+    # ef_search must be at least the number of rows wanted or HNSW returns fewer. The iterative scan goes on
+    # past ef_search when rows are filtered out after the index: by a language filter, and by index entries
+    # this transaction cannot see (rows deleted but not yet vacuumed, or deleted by an open transaction — a
+    # test's fixture deleting the sample KB left the vector branch of its six new chunks empty).
+    tuning = [("hnsw.ef_search", str(int(ef_search))), ("hnsw.iterative_scan", "relaxed_order")] if ef_search else []
     with connection.cursor() as cursor:
-        # Lexemes per config; 'simple' lexemes only when no language config treats them as a stop word,
-        # so names and codes match without "de", "la", "the" matching every chunk. The query's accents
-        # are folded like the chunks' (or "móvil" never meets the stored "movil" in simple/english).
-        # The chunk total is the planner's estimate (count(*) only on a never-analyzed table):
-        # counting 100k rows cost ~3 ms per query, more than this whole lookup.
+        # Lexemes per config, with where their word appears; 'simple' lexemes only when no language config
+        # treats them as a stop word, so names and codes match without "de", "la", "the" matching every chunk.
+        # The query's accents are folded like the chunks' (or "móvil" never meets the stored "movil").
+        # The stop words of each language the query uses tell which language it is written in. A lexeme of an
+        # irregular form ("paid") brings its verb's lexeme ('pay') as another form of the same word.
+        irregular = [(config, form, verb) for config, table in IRREGULAR_FORMS.items() if config in configs
+                     for form, verb in table.items()]
         cursor.execute(
             f"""
             WITH folded AS (SELECT translate(%s, %s, %s) AS text),
-            q AS (
-                SELECT cfg, unnest(tsvector_to_array(to_tsvector(cfg::regconfig, folded.text))) AS lexeme
-                FROM unnest(%s::text[]) AS cfg, folded
-                UNION
-                SELECT 'simple', w
-                FROM folded, unnest(tsvector_to_array(to_tsvector('simple', folded.text))) AS w
-                WHERE to_tsvector('spanish', w) <> ''::tsvector AND to_tsvector('english', w) <> ''::tsvector
+            words AS (
+                SELECT u.lexeme AS word, u.positions[1] AS position,
+                       to_tsvector('spanish', u.lexeme) = ''::tsvector AS stop_es,
+                       to_tsvector('english', u.lexeme) = ''::tsvector AS stop_en
+                FROM folded, unnest(to_tsvector('simple', folded.text)) AS u
             ),
-            total AS (
-                SELECT CASE WHEN reltuples >= 0 THEN reltuples::bigint
-                            ELSE (SELECT count(*) FROM {table}) END AS n
-                FROM pg_class WHERE oid = %s::regclass
+            q AS (
+                SELECT cfg, u.lexeme, u.positions[1] AS position
+                FROM unnest(%s::text[]) AS cfg, folded, unnest(to_tsvector(cfg::regconfig, folded.text)) AS u
+                UNION ALL
+                SELECT 'simple', word, position FROM words WHERE NOT stop_es AND NOT stop_en
+            ),
+            irregular AS (
+                SELECT i.cfg, f.lexeme AS form, v.lexeme AS verb
+                FROM unnest(%s::text[], %s::text[], %s::text[]) AS i(cfg, form, verb),
+                     unnest(to_tsvector(i.cfg::regconfig, i.form)) AS f, unnest(to_tsvector(i.cfg::regconfig, i.verb)) AS v
+                WHERE f.lexeme <> v.lexeme
             )
-            SELECT q.cfg, q.lexeme, s.ndoc FROM q
-            JOIN {TermStat._meta.db_table} s ON s.config = q.cfg AND s.lexeme = q.lexeme
-            WHERE s.ndoc <= greatest(%s, (SELECT n FROM total) * %s)
-            ORDER BY s.ndoc, q.cfg, q.lexeme
+            SELECT 'term', q.cfg, q.lexeme, q.position, coalesce(s.ndoc, 0), NULL::float8 FROM q
+            LEFT JOIN {TermStat._meta.db_table} s ON s.config = q.cfg AND s.lexeme = q.lexeme
+            UNION ALL
+            SELECT 'form', q.cfg, i.verb, q.position, coalesce(s.ndoc, 0), NULL FROM q
+            JOIN irregular i ON i.cfg = q.cfg AND i.form = q.lexeme
+            LEFT JOIN {TermStat._meta.db_table} s ON s.config = q.cfg AND s.lexeme = i.verb
+            UNION ALL
+            SELECT 'total', config, NULL, NULL, chunks, avg_words FROM {TermTotal._meta.db_table}
+            UNION ALL
+            SELECT 'stop', 'spanish', NULL, NULL, count(*) FILTER (WHERE stop_es AND NOT stop_en), NULL FROM words
+            UNION ALL
+            SELECT 'stop', 'english', NULL, NULL, count(*) FILTER (WHERE stop_en AND NOT stop_es), NULL FROM words
+            UNION ALL
+            SELECT 'set', set_config(name, value, true), NULL, NULL, NULL, NULL FROM unnest(%s::text[], %s::text[])
+                AS tuning(name, value)
+            UNION ALL
+            (SELECT 'version', NULL, NULL, NULL, index_version, NULL FROM {EmbeddingSpace._meta.db_table}
+             ORDER BY id LIMIT 1)
             """,
-            [query, ACCENTED, UNACCENTED, configs, table, MIN_DF_LIMIT, MAX_DF_RATIO],
+            [strip_filler(query), ACCENTED, UNACCENTED, configs, [c for c, _, _ in irregular],
+             [f for _, f, _ in irregular], [v for _, _, v in irregular], [n for n, _ in tuning],
+             [v for _, v in tuning]],
         )
-        return [(cfg, lexeme, int(ndoc)) for cfg, lexeme, ndoc in cursor.fetchall()]
+        rows = cursor.fetchall()
+    forms: dict[tuple[str, int], list[tuple[str, int]]] = {}
+    for kind, cfg, lexeme, position, ndoc, _ in rows:
+        if kind == "form":
+            forms.setdefault((cfg, int(position)), []).append((lexeme, int(ndoc)))
+    terms = [QueryTerm(cfg, lexeme, int(ndoc), int(position), tuple(sorted(forms.get((cfg, int(position)), []))))
+             for kind, cfg, lexeme, position, ndoc, _ in rows if kind == "term"]
+    totals = {cfg: ConfigTotals(int(n), float(avg)) for kind, cfg, _, _, n, avg in rows if kind == "total"}
+    stop_words = {cfg: int(n) for kind, cfg, _, _, n, _ in rows if kind == "stop"}
+    version = next((int(n) for kind, _, _, _, n, _ in rows if kind == "version" and n is not None), None)
+    return plan_text_query(terms, totals, stop_words=stop_words), version
 
 
-def _selective_terms(terms: list[tuple[str, str, int]], cap: int) -> tuple[list[tuple[str, str, int]], bool]:
-    """Choose the terms the full-text branch matches; return (terms, conjunctive).
-
-    The rarest terms while their document counts add up to at most `cap`: the matches are then
-    known to be at most `cap` chunks, found through the GIN indexes and all ranked — instead of a
-    scan that ranks whichever `cap` matches of a common term come first (and can miss the one chunk
-    that holds the rare name). When even the rarest term is held by more than `cap` chunks, every
-    term is required (AND) and only their intersection is ranked; a config left with a single
-    common term is not queried.
-    """
-    chosen: list[tuple[str, str, int]] = []
-    total = 0
-    for term in terms:  # rarest first
-        if chosen and total + term[2] > cap:
-            break
-        chosen.append(term)
-        total += term[2]
-    if total <= cap:
-        return chosen, False
-    # Every term is common: a chunk votes only if it holds all of them, and one common word alone
-    # (per config) is no evidence at all.
-    per_config: dict[str, int] = {}
-    for cfg, _, _ in terms:
-        per_config[cfg] = per_config.get(cfg, 0) + 1
-    return [t for t in terms if per_config[t[0]] >= 2], True
-
-
-def _tsquery(lexemes: list[str], operator: str = " | ") -> str:
-    return operator.join("'" + lexeme.replace("'", "''").replace("\\", "\\\\") + "'" for lexeme in lexemes)
-
-
-def text_match_sql(selected: list[tuple[str, str, int]], conjunctive: bool) -> tuple[dict, str, str, list[str]]:
-    """Return (terms per config, match condition, rank expression, tsquery params) for the selected terms.
-
-    The params are those of ONE expression: a query using both the rank and the match passes them twice.
-    """
-    terms: dict[str, list[str]] = {}
-    for cfg, lexeme, _ in sorted(selected, key=lambda t: (t[0], t[2], t[1])):
-        terms.setdefault(cfg, []).append(lexeme)
-    clauses, ranks, params = [], [], []
-    for cfg, lexemes in terms.items():
-        params.append(_tsquery(lexemes, " & " if conjunctive else " | "))
-        # ts_rank is 0 for a chunk the query does not match, so no "CASE WHEN ... @@": every mention
-        # of a tsvector column de-TOASTs it again, and that was most of this query's time.
-        if cfg == "simple":
-            clauses.append("search_vector_simple @@ %s::tsquery")
-            ranks.append(f"ts_rank(search_vector_simple, %s::tsquery, {TEXT_RANK_NORMALIZATION})")
-        else:
-            lang = "es" if cfg == "spanish" else "en"
-            clauses.append(f"(language = '{lang}' AND search_vector @@ %s::tsquery)")
-            ranks.append(f"CASE WHEN language = '{lang}' "
-                         f"THEN ts_rank(search_vector, %s::tsquery, {TEXT_RANK_NORMALIZATION}) ELSE 0 END")
-    return terms, f"({' OR '.join(clauses)})", f"({' + '.join(ranks)})", params
-
-
-def _text_branch(query: str, *, n: int, language: str | None,
-                 at_version: int | None = None) -> tuple[list[tuple[int, float]], list[str]]:
-    selected, conjunctive = _selective_terms(_text_terms(query, language), TEXT_CANDIDATE_CAP)
-    if not selected:
-        return [], []
-    terms, match, rank, params = text_match_sql(selected, conjunctive)
-    table = Chunk._meta.db_table
-    language_filter = " AND language = %s" if language else ""
-    live, live_params = _live_sql(at_version)
-    sql = (
-        f"SELECT id, rank FROM ("
-        f"  SELECT id, {rank} AS rank FROM {table}"
-        f"  WHERE {match} AND {live}{language_filter} LIMIT %s"
-        f") AS matched ORDER BY rank DESC, id LIMIT %s"
-    )
+def text_scores(query: str, chunk_ids: list[int], *, language: str | None = None) -> dict[int, float]:
+    """Return the BM25 of each given chunk that is an AND text hit for the query."""
+    plan = text_plan(query, language)
+    if plan.empty or not chunk_ids:
+        return {}
+    sql, params = _text_sql(plan, live="id = ANY(%(only)s)", language_filter="", similarity=False)
+    params.update(only=list(chunk_ids), text_n=len(chunk_ids))
     with connection.cursor() as cursor:
-        cursor.execute(sql, params + params + live_params + ([language] if language else [])
-                       + [TEXT_CANDIDATE_CAP, n])
-        rows = [(int(i), float(r)) for i, r in cursor.fetchall()]
-    flat_terms = [f"{cfg}:{lexeme}" for cfg, lexemes in terms.items() for lexeme in lexemes]
-    return rows, flat_terms
+        cursor.execute(f"WITH {sql} SELECT id, score FROM text", params)
+        return {int(i): float(score) for i, score in cursor.fetchall()}
 
 
-def _identifier_branch(identifiers: list[str], *, language: str | None, at_version: int | None = None) -> list[int]:
-    chunks = Chunk.objects.live() if at_version is None else Chunk.objects.at_version(at_version)
-    queryset = chunks.filter(identifiers__overlap=identifiers)
-    if language:
-        queryset = queryset.filter(language=language)
-    return list(queryset.order_by("pk").values_list("pk", flat=True)[:50])
+def _branches(vector: list[float], plan: TextPlan, identifiers: list[str], *, vector_n: int, text_n: int,
+              language: str | None, at_version: int | None) -> Branches:
+    """Run the vector, full-text and identifier branches in one statement; return them best first.
+
+    Call inside the transaction in which text_plan set HNSW's ef_search.
+    """
+    table = Chunk._meta.db_table
+    if at_version is None:
+        live = "retired_in IS NULL"
+    else:
+        live = "added_in <= %(version)s AND (retired_in IS NULL OR retired_in > %(version)s)"
+    language_filter = " AND language = %(language)s" if language else ""
+    params: dict = {"v": _vector_literal(vector), "vector_n": vector_n, "text_n": text_n, "version": at_version,
+                    "language": language, "identifiers": identifiers, "identifier_n": IDENTIFIER_CANDIDATES}
+    # The query vector is sent once (3 kB of text) and read back as an InitPlan, which HNSW orders by as it
+    # would a parameter.
+    ctes = ["qv AS MATERIALIZED (SELECT %(v)s::vector AS v)",
+            (f"vec AS (SELECT id, 1 - (embedding <=> (SELECT v FROM qv)) AS score FROM {table} "
+             f"WHERE embedding IS NOT NULL AND {live}{language_filter} "
+             f"ORDER BY embedding <=> (SELECT v FROM qv) LIMIT %(vector_n)s)")]
+    selects = ["SELECT 'v', id, score, score FROM vec"]
+    if not plan.empty:
+        text_sql, text_params = _text_sql(plan, live=live, language_filter=language_filter)
+        ctes.append(text_sql)
+        params.update(text_params)
+        selects.append("SELECT 't', id, score, similarity FROM text")
+    if identifiers:
+        ctes.append(f"ident AS (SELECT id, 1 - (embedding <=> (SELECT v FROM qv)) AS similarity FROM {table} "
+                    f"WHERE identifiers && %(identifiers)s::varchar[] AND {live}{language_filter} "
+                    f"ORDER BY id LIMIT %(identifier_n)s)")
+        selects.append("SELECT 'i', id, NULL, similarity FROM ident")
+    with connection.cursor() as cursor:
+        cursor.execute(f"WITH {', '.join(ctes)} {' UNION ALL '.join(selects)}", params)
+        rows = cursor.fetchall()
+    similarity = {int(chunk_id): (None if cos is None else float(cos)) for _, chunk_id, _, cos in rows}
+    # relaxed_order may return rows slightly out of order; every branch is ordered here, ties by chunk id.
+    return Branches(
+        vector=sorted(((int(c), float(s)) for b, c, s, _ in rows if b == "v"), key=lambda r: (-r[1], r[0])),
+        text=sorted(((int(c), float(s)) for b, c, s, _ in rows if b == "t"), key=lambda r: (-r[1], r[0])),
+        identifier=sorted(int(c) for b, c, _, _ in rows if b == "i"),
+        similarity=similarity,
+    )
+
+
+def _text_sql(plan: TextPlan, *, live: str, language_filter: str, similarity: bool = True) -> tuple[str, dict]:
+    """Return the CTEs (ending in `text`: id, score, similarity) of the full-text branch: the AND hits, by BM25."""
+    table = Chunk._meta.db_table
+    params: dict = {"cap": TEXT_CANDIDATE_CAP}
+    clauses, scores = [], {}
+    for config, lexemes in plan.conjunctions.items():
+        params[f"and_{config}"] = tsquery_and(lexemes, plan.forms.get(config))
+        if config == "simple":
+            clauses.append(f"search_vector_simple @@ %(and_{config})s::tsquery")
+        else:
+            clauses.append(f"(language = '{LANGUAGE_BY_CONFIG[config]}' AND search_vector @@ %(and_{config})s::tsquery)")
+    for config, weights in plan.scored.items():
+        params[f"lex_{config}"], params[f"idf_{config}"] = list(weights), list(weights.values())
+        params[f"avg_{config}"] = max(plan.avg_words.get(config, 0.0), 1.0)
+        column = "search_vector_simple" if config == "simple" else "search_vector"
+        # BM25 over the query's known words: ts_filter(setweight(…, 'A', words), '{a}') keeps just those
+        # lexemes with their positions (tf), reading the tsvector once.
+        scores[config] = (
+            f"(SELECT coalesce(sum(w.idf * u.tf * {BM25_K1 + 1} / (u.tf + {BM25_K1} * "
+            f"(1 - {BM25_B} + {BM25_B} * coalesce(c.words, 1) / %(avg_{config})s))), 0) "
+            f"FROM (SELECT lexeme, cardinality(positions) AS tf FROM unnest(ts_filter(setweight(c.{column}, "
+            f"'A', %(lex_{config})s::text[]), '{{a}}'))) AS u "
+            f"JOIN unnest(%(lex_{config})s::text[], %(idf_{config})s::float8[]) AS w(lexeme, idf) "
+            f"ON w.lexeme = u.lexeme)")
+    # A chunk is scored once: in its language's config when the query has words there (stemmed: "reconexión"
+    # counts in "reconexion" and "reconexiones"), else in simple (a name shared across languages).
+    branches = [f"WHEN c.language = '{LANGUAGE_BY_CONFIG[config]}' THEN {bm25}"
+                for config, bm25 in scores.items() if config != "simple"]
+    score = (f"CASE {' '.join(branches)} ELSE {scores.get('simple', '0')} END" if branches
+             else scores.get("simple", "0"))
+    cosine = "1 - (c.embedding <=> (SELECT v FROM qv))" if similarity else "NULL::float8"
+    # At most `cap` matches are ranked: an AND of common words on a large corpus must not rank thousands.
+    sql = (f"conj AS MATERIALIZED (SELECT id FROM {table} WHERE ({' OR '.join(clauses)}) AND {live}{language_filter} "
+           f"LIMIT %(cap)s), "
+           f"text AS (SELECT c.id, {score}::float8 AS score, {cosine} AS similarity "
+           f"FROM conj JOIN {table} c ON c.id = conj.id "
+           f"ORDER BY score DESC, c.id LIMIT %(text_n)s)")
+    return sql, params
+
+
+def _chunk_rows(ids: list[int]) -> dict[int, tuple[str, str, str, str]]:
+    """Return {chunk id: (text, language, document slug, section heading path)} for the given chunks."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT c.id, c.text, c.language, d.slug, s.heading_path FROM {Chunk._meta.db_table} c "
+            f"JOIN {Document._meta.db_table} d ON d.id = c.document_id "
+            f"JOIN {Section._meta.db_table} s ON s.id = c.section_id WHERE c.id = ANY(%s)",
+            [ids],
+        )
+        return {int(i): (text, lang, slug, heading) for i, text, lang, slug, heading in cursor.fetchall()}
 
 
 def _vector_literal(vector: list[float]) -> str:

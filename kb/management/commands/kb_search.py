@@ -8,7 +8,8 @@ from kb.search import search
 
 
 class Command(BaseCommand):
-    help = "Hybrid search (vector + full text + identifiers → RRF → prune) and print the kept chunks."
+    help = ("Hybrid search (vector + full-text AND + identifiers → RRF → prune) and print the fused chunks and the "
+            "context decision; --json prints the stable shape (matched_by_text: an AND or identifier hit).")
 
     def add_arguments(self, parser):
         parser.add_argument("query")
@@ -29,6 +30,7 @@ class Command(BaseCommand):
                 f"{hit.rank}. [{flag}] {hit.doc} § {hit.section}  vector {vector}  text {text}  "
                 f"rrf {hit.rrf:.4f}  ({hit.prune_reason})"
             )
+        self.stdout.write(f"context: {'yes' if result.context.has_context else 'no'} ({result.context.reason})")
 
 
 def result_as_json(result) -> dict:
