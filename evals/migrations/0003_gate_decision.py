@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('evals', '0001_initial'),
+        ('evals', '0002_golden_case_split_language_scope'),
     ]
 
     operations = [
