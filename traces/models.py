@@ -1,8 +1,12 @@
 """One Trace row per bot turn — answered, escalated or silenced — with everything needed to review it."""
 
 from django.conf import settings
+from django.contrib.postgres.indexes import GinIndex
+from django.contrib.postgres.search import SearchVectorField
 from django.db import models
-from django.db.models import Value
+from django.db.models import F, Value
+
+from kb.models import FoldAccents, RegConfig, ToTsVector
 
 # Stages where a first upstream failure can start (open coding and taxonomy share them).
 STAGES = ["routing", "retrieval", "pruning", "billing", "writing", "verification", "humanizing", "channel"]
@@ -32,6 +36,37 @@ class HasDerived(models.Func):
 
     template = "jsonb_path_exists(%(expressions)s, '$[*].verdict.derived[*]')"
     output_field = models.BooleanField()
+
+
+class TraceText(models.Func):
+    """The words of a turn an analyst searches: the customer's query, the reply sent and the note for the agent."""
+
+    template = "(%(expressions)s)"
+    arg_joiner = " || ' ' || "
+    output_field = models.TextField()
+
+
+class TsVectorOr(models.Func):
+    """Two text-search vectors (or queries) as one: `a || b`."""
+
+    template = "(%(expressions)s)"
+    arg_joiner = " || "
+    output_field = SearchVectorField()
+
+
+SEARCH_CONFIGS = ("spanish", "english")
+
+
+def trace_search_vector() -> TsVectorOr:
+    """Return the expression the trace text search matches, and that its GIN index holds.
+
+    Accents are folded first (the KB's `FoldAccents`, so "reconexion" finds "reconexión" the way retrieval
+    does), then stemmed by both the Spanish and the English configuration, so "facturas" finds "factura" and
+    "charges" finds "charge" whatever the turn's language. An expression index, not a stored column: adding a
+    generated column rewrites the whole table under an exclusive lock, an index is built concurrently.
+    """
+    folded = FoldAccents(TraceText(F("query"), F("final_text"), F("internal_note")))
+    return TsVectorOr(*(ToTsVector(RegConfig(Value(config)), folded) for config in SEARCH_CONFIGS))
 
 
 class Trace(models.Model):
@@ -113,6 +148,7 @@ class Trace(models.Model):
             models.Index(fields=["-created_at", "-id"], condition=models.Q(has_derived=True),
                          name="trace_derived_keyset"),
             models.Index(fields=["total_ms"], name="trace_total_ms"),
+            GinIndex(trace_search_vector(), name="trace_text_search"),
         ]
 
     def __str__(self):

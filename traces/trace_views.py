@@ -19,7 +19,7 @@ from core import params
 from desk.models import Conversation, Message
 from kb.access import may_edit_kb
 from kb.models import Chunk
-from traces import selectors, services
+from traces import labels, selectors, services
 from traces.access import may_read_traces, may_review_traces, require_trace_reviewer
 from traces.models import STAGES, FailureClass, FailureClassEvent, ReviewNote, ReviewSession, SessionTrace, Trace
 from traces.taxonomy import bars, saturation
@@ -39,18 +39,47 @@ def trace_list(request):
     filters = selectors.parse_trace_filters(request.GET)
     after = params.cursor(request.GET.get("after"))
     page, next_cursor = selectors.trace_page(filters=filters, after=request.GET.get("after", "") if after.ok else "")
+    count, more = selectors.trace_count(filters=filters, limit=selectors.COUNT_LIMIT)
     query = QueryDict(mutable=True)
     query.update(filters.to_query())
     next_query = query.copy()
     if next_cursor:
         next_query["after"] = next_cursor
+    choices = selectors.filter_choices()
     return render(request, "traces/trace_list.html", {
-        "traces": page, "filters": filters, "params": request.GET, "choices": selectors.filter_choices(),
+        "traces": page, "filters": filters, "params": request.GET, "choices": choices,
+        "select_filters": _select_filters(filters, choices),
+        "count": count, "count_more": more, "count_text": _count_text(count, more),
         "stages": STAGES, "filter_query": query.urlencode(),
         "next_query": next_query.urlencode() if next_cursor else "",
         "may_review": may_review_traces(request.user),
         "problems": [*filters.problems, *([after.error] if after.error else [])],
     })
+
+
+def _count_text(count: int, more: bool) -> str:
+    if more:
+        return f"{count:,}+ traces match."
+    return f"{count:,} trace{'s' if count != 1 else ''} match{'es' if count == 1 else ''}."
+
+
+SELECT_FILTERS = [("escalation_reason", "Escalation reason"), ("route", "Route"), ("language", "Language"),
+                  ("channel", "Channel"), ("prompt_version", "Prompt"), ("index_version", "Index"),
+                  ("model", "Model")]
+
+
+def _select_filters(filters, choices) -> list[dict]:
+    """Shape the data-backed select filters: options, the one selected, and a value typed that no trace has."""
+    shaped = []
+    for name, label in SELECT_FILTERS:
+        raw = getattr(filters, name)
+        raw = "" if raw is None else str(raw)
+        options = choices[name]
+        matched = labels.matching_values(raw, [c.value for c in options], labels.LABELS_BY_FILTER.get(name))
+        selected = matched[0] if len(matched) == 1 else raw
+        shaped.append({"name": name, "label": label, "options": options, "selected": selected,
+                       "unknown": raw if raw and not matched else ""})
+    return shaped
 
 
 EXPORT_COLUMNS = ["id", "created_at", "channel", "language", "route", "routing_rule", "outcome", "escalation_reason",
