@@ -197,3 +197,71 @@ def class_event_sentence(kind: str, detail) -> str:
     if kind == "merged_into":
         return f"merged into “{detail.get('into_name', '')}”"
     return kind.replace("_", " ")
+
+
+_HTTP_CODE = re.compile(r"^http_(\d{3})$")
+
+
+@dataclass(frozen=True)
+class BillingCall:
+    """One billing call of a turn as the trace pages show it."""
+
+    capability: str
+    label: str
+    ok: bool
+    escalated: bool
+    http_status: int | None
+    error_code: str
+    error_message: str
+    facts: int
+
+    @property
+    def status(self) -> str:
+        if self.ok:
+            return "answered"
+        if self.http_status is not None:
+            return f"failed: HTTP {self.http_status}"
+        return f"failed: {self.error_code.replace('_', ' ')}" if self.error_code else "failed"
+
+
+def billing_calls(tool_calls) -> list[BillingCall]:
+    """Return the turn's billing calls with their status, HTTP status and error, from the stored JSON."""
+    calls = []
+    for call in tool_calls if isinstance(tool_calls, list) else []:
+        if not isinstance(call, Mapping):
+            continue
+        error = call.get("error") if isinstance(call.get("error"), Mapping) else {}
+        code = str(error.get("code") or "")
+        http = _HTTP_CODE.match(code)
+        capability = str(call.get("capability") or "")
+        calls.append(BillingCall(
+            capability=capability, label=label(CAPABILITY_LABELS, capability), ok=bool(call.get("ok")),
+            escalated=bool(call.get("should_escalate")), http_status=int(http.group(1)) if http else None,
+            error_code=code, error_message=str(error.get("message") or ""),
+            facts=len(call.get("evidence") or []) if isinstance(call.get("evidence"), list) else 0))
+    return calls
+
+
+def humanizer_sentence(humanizer) -> str:
+    """Return what the humanizer decided, in words ('' when it did not run)."""
+    if not isinstance(humanizer, Mapping) or not humanizer:
+        return ""
+    if humanizer.get("ok"):
+        return "passed: no forbidden wording"
+    reason = str(humanizer.get("reason") or "forbidden wording")
+    phrase = humanizer.get("phrase")
+    return f"refused — {reason}{f': “{phrase}”' if phrase else ''}"
+
+
+TOKEN_LABELS = {"prompt_tokens": "prompt", "completion_tokens": "completion", "total_tokens": "total",
+                "input_tokens": "input", "output_tokens": "output"}
+
+
+def token_usage(usage) -> list[tuple[str, int]]:
+    """Return the token counts as (label, number) pairs, known kinds first."""
+    if not isinstance(usage, Mapping):
+        return []
+    numbers = [(k, v) for k, v in usage.items() if isinstance(v, int) and not isinstance(v, bool)]
+    order = list(TOKEN_LABELS)
+    numbers.sort(key=lambda kv: (order.index(kv[0]) if kv[0] in order else len(order), kv[0]))
+    return [(TOKEN_LABELS.get(k, k.replace("_", " ")), v) for k, v in numbers]

@@ -6,7 +6,7 @@ import datetime as dt
 from dataclasses import asdict, dataclass, field
 
 from django.db import connection
-from django.db.models import BooleanField, Exists, Func, OuterRef, QuerySet, Value
+from django.db.models import BooleanField, Exists, F, Func, OuterRef, QuerySet, Value
 
 from core import params as core_params
 from core.keyset import keyset_page
@@ -21,7 +21,6 @@ from traces.models import (
     SessionTrace,
     Trace,
     TsVectorOr,
-    trace_search_vector,
 )
 from traces.taxonomy import CodedNote, summarize
 
@@ -165,7 +164,7 @@ def traces_filtered(*, filters: TraceFilters) -> QuerySet[Trace]:
             stored = labels.matching_values(value, distinct_values(name), labels.LABELS_BY_FILTER.get(name))
             traces = traces.filter(**{f"{name}__in": stored})
     if filters.text:
-        traces = traces.filter(Matches(trace_search_vector(), search_query(filters.text)))
+        traces = traces.filter(Matches(F("search_vector"), search_query(filters.text)))
     if filters.index_version is not None:
         traces = traces.filter(index_version=filters.index_version)
     if filters.derived is not None:
@@ -197,7 +196,7 @@ def traces_filtered(*, filters: TraceFilters) -> QuerySet[Trace]:
 def trace_page(*, filters: TraceFilters, after: str = "", size: int = PAGE_SIZE) -> tuple[list[Trace], str | None]:
     """Return one page of filtered traces older than the cursor, and the cursor of the next page."""
     traces = traces_filtered(filters=filters).select_related("conversation").defer(
-        "retrieval", "tool_calls", "evidence", "attempts", "humanizer", "citations", "token_usage")
+        "retrieval", "tool_calls", "evidence", "attempts", "humanizer", "citations", "token_usage", "search_vector")
     return keyset_page(traces, after=after, size=size)
 
 

@@ -1,8 +1,10 @@
-"""The trace browser's text search: a GIN index over the folded, Spanish- and English-stemmed query, reply and
-internal note. Built concurrently (no lock on writes while it builds; measured 1M traces in bench/traces.py)."""
+"""The trace browser's text search: a stored tsvector of the folded query, reply and internal note (Spanish and
+English stems), and its GIN index. Adding the column rewrites the table once (1M traces: see docs/traces.md);
+the index is then built concurrently, so writes go on while it builds."""
 
 import django.contrib.postgres.indexes
 from django.contrib.postgres.operations import AddIndexConcurrently
+import django.contrib.postgres.search
 import kb.models
 import traces.models
 from django.db import migrations, models
@@ -17,8 +19,13 @@ class Migration(migrations.Migration):
     ]
 
     operations = [
+        migrations.AddField(
+            model_name='trace',
+            name='search_vector',
+            field=models.GeneratedField(db_persist=True, expression=traces.models.TsVectorOr(kb.models.ToTsVector(kb.models.RegConfig(models.Value('spanish')), kb.models.FoldAccents(traces.models.TraceText(models.F('query'), models.F('final_text'), models.F('internal_note')))), kb.models.ToTsVector(kb.models.RegConfig(models.Value('english')), kb.models.FoldAccents(traces.models.TraceText(models.F('query'), models.F('final_text'), models.F('internal_note'))))), output_field=django.contrib.postgres.search.SearchVectorField()),
+        ),
         AddIndexConcurrently(
             model_name='trace',
-            index=django.contrib.postgres.indexes.GinIndex(traces.models.TsVectorOr(kb.models.ToTsVector(kb.models.RegConfig(models.Value('spanish')), kb.models.FoldAccents(traces.models.TraceText(models.F('query'), models.F('final_text'), models.F('internal_note')))), kb.models.ToTsVector(kb.models.RegConfig(models.Value('english')), kb.models.FoldAccents(traces.models.TraceText(models.F('query'), models.F('final_text'), models.F('internal_note'))))), name='trace_text_search'),
+            index=django.contrib.postgres.indexes.GinIndex(fields=['search_vector'], name='trace_text_search'),
         ),
     ]

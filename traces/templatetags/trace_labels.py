@@ -51,3 +51,9 @@ def silenced_label(code):
 def class_event(event):
     """One line of a failure class's history from its event row."""
     return labels.class_event_sentence(event.kind, event.detail)
+
+
+@register.filter
+def words(code):
+    """A snake_case code as words: 'discount_ended' reads 'discount ended'."""
+    return str(code or "").replace("_", " ")
