@@ -265,3 +265,34 @@ def token_usage(usage) -> list[tuple[str, int]]:
     order = list(TOKEN_LABELS)
     numbers.sort(key=lambda kv: (order.index(kv[0]) if kv[0] in order else len(order), kv[0]))
     return [(TOKEN_LABELS.get(k, k.replace("_", " ")), v) for k, v in numbers]
+
+
+OUTCOME_LABELS = {
+    "answered": "Answered",
+    "escalated": "Escalated",
+    "silenced": "Silenced",
+    "clarify": "Asked to clarify",
+    "asked": "Asked who they are",  # an eval run's case: the bot asked for the account number
+}
+REVIEW_VERDICT_LABELS = {"pass": "Pass", "fail": "Fail", "defer": "Deferred"}
+FILTER_NAMES = {
+    "since": "from", "until": "to", "outcome": "outcome", "escalation_reason": "escalation reason", "route": "route",
+    "language": "language", "channel": "channel", "verdict": "verdict", "derived": "derived numbers",
+    "prompt_version": "prompt", "index_version": "index", "model": "model", "has_note": "has note",
+    "failure_class": "failure class", "complaint_sourced": "complaint-sourced", "verified_wrong": "verified wrong",
+    "latency_above": "latency above (ms)", "text": "search",
+}
+FILTER_VALUE_LABELS: Mapping[str, Mapping[str, str]] = {
+    **LABELS_BY_FILTER, "outcome": OUTCOME_LABELS, "verdict": VERDICT_LABELS,
+}
+
+
+def filters_sentence(filters) -> str:
+    """Return a session's stored filters as words ('none' when it has none): 'route: Account question · …'."""
+    if not isinstance(filters, Mapping) or not filters:
+        return "none"
+    parts = []
+    for name, value in filters.items():
+        shown = label(FILTER_VALUE_LABELS.get(name, {}), value)
+        parts.append(f"{FILTER_NAMES.get(name, name.replace('_', ' '))}: {shown}")
+    return " · ".join(parts)

@@ -6,7 +6,7 @@ import datetime as dt
 from dataclasses import asdict, dataclass, field
 
 from django.db import connection
-from django.db.models import BooleanField, Exists, F, Func, OuterRef, QuerySet, Value
+from django.db.models import BooleanField, DateTimeField, Exists, F, Func, OuterRef, QuerySet, Value
 
 from core import params as core_params
 from core.keyset import keyset_page
@@ -193,11 +193,35 @@ def traces_filtered(*, filters: TraceFilters) -> QuerySet[Trace]:
     return traces.order_by("-created_at", "-pk")
 
 
-def trace_page(*, filters: TraceFilters, after: str = "", size: int = PAGE_SIZE) -> tuple[list[Trace], str | None]:
-    """Return one page of filtered traces older than the cursor, and the cursor of the next page."""
-    traces = traces_filtered(filters=filters).select_related("conversation").defer(
+class SortedAfterFetch(Func):
+    """created_at as an expression no index holds: ORDER BY on it makes PostgreSQL fetch the matches, then sort."""
+
+    template = "(%(expressions)s + interval '0 seconds')"
+    output_field = DateTimeField()
+
+
+def trace_page(*, filters: TraceFilters, after: str = "", size: int = PAGE_SIZE,
+               matches: int | None = None) -> tuple[list[Trace], str | None]:
+    """Return one page of filtered traces older than the cursor, and the cursor of the next page.
+
+    matches: how many traces the filters match when that is known to be at most COUNT_LIMIT (trace_count).
+    A text search that matches few traces is then read through its GIN index and sorted, instead of walking
+    the (created_at, id) index and testing every trace: the planner cannot know a word is rare (an unknown
+    word is estimated at 1 % of the rows), and that walk read all 1M traces to find none — 4.9 s.
+    """
+    traces = traces_filtered(filters=filters)
+    if filters.text and matches is not None and matches <= COUNT_LIMIT:
+        traces = traces.order_by(SortedAfterFetch(F("created_at")).desc(), "-pk")
+    traces = traces.select_related("conversation").defer(
         "retrieval", "tool_calls", "evidence", "attempts", "humanizer", "citations", "token_usage", "search_vector")
     return keyset_page(traces, after=after, size=size)
+
+
+def trace_page_and_count(*, filters: TraceFilters, after: str = "", limit: int = COUNT_LIMIT):
+    """Return (page, next cursor, count, more than `limit`) — the count first, so the page can use it."""
+    count, more = trace_count(filters=filters, limit=limit)
+    page, next_cursor = trace_page(filters=filters, after=after, matches=None if more else count)
+    return page, next_cursor, count, more
 
 
 def trace_count(*, filters: TraceFilters, limit: int = COUNT_LIMIT) -> tuple[int, bool]:

@@ -38,8 +38,8 @@ def trace_list(request):
         raise PermissionDenied
     filters = selectors.parse_trace_filters(request.GET)
     after = params.cursor(request.GET.get("after"))
-    page, next_cursor = selectors.trace_page(filters=filters, after=request.GET.get("after", "") if after.ok else "")
-    count, more = selectors.trace_count(filters=filters, limit=selectors.COUNT_LIMIT)
+    page, next_cursor, count, more = selectors.trace_page_and_count(
+        filters=filters, after=request.GET.get("after", "") if after.ok else "", limit=selectors.COUNT_LIMIT)
     query = QueryDict(mutable=True)
     query.update(filters.to_query())
     next_query = query.copy()

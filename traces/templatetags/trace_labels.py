@@ -57,3 +57,18 @@ def class_event(event):
 def words(code):
     """A snake_case code as words: 'discount_ended' reads 'discount ended'."""
     return str(code or "").replace("_", " ")
+
+
+@register.filter
+def outcome_label(code):
+    return labels.label(labels.OUTCOME_LABELS, code)
+
+
+@register.filter
+def review_verdict_label(code):
+    return labels.label(labels.REVIEW_VERDICT_LABELS, code)
+
+
+@register.filter
+def filters_sentence(filters):
+    return labels.filters_sentence(filters)
