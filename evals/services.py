@@ -199,6 +199,15 @@ def case_suggestions(case: GoldenCase, live: set[str]) -> list[DocumentSuggestio
             for slug, row in best.items()]
 
 
-def missing_documents(case: GoldenCase, live: set[str]) -> list[str]:
-    """Return the case's hits and hard negatives that no live document holds any more (deleted since)."""
-    return [slug for slug in dict.fromkeys([*case.hits, *case.hard_negatives]) if slug not in live]
+def deleted_document_slugs() -> set[str]:
+    """Return the slugs of the knowledge base's soft-deleted documents."""
+    return set(Document.objects.filter(deleted_at__isnull=False).values_list("slug", flat=True))
+
+
+def missing_documents(case: GoldenCase, deleted: set[str]) -> list[str]:
+    """Return the case's hits and hard negatives whose document was deleted from the knowledge base since.
+
+    Only deleted documents: a set imported before its knowledge base names documents not there yet, and
+    flagging every case of it would hide the ones that really lost their document.
+    """
+    return [slug for slug in dict.fromkeys([*case.hits, *case.hard_negatives]) if slug in deleted]

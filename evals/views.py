@@ -145,9 +145,9 @@ def golden_set_detail(request, golden_set_id):
     """Show a set's cases, versions and runs, the run form, the variants form and the synthetic review queue."""
     golden_set = access_golden_set(request.user, golden_set_id)
     cases = list(golden_set.cases.select_related("trace", "failure_class"))
-    live = services.live_document_slugs()
+    deleted = services.deleted_document_slugs()
     for case in cases:
-        case.missing_documents = services.missing_documents(case, live)
+        case.missing_documents = services.missing_documents(case, deleted)
     return render(request, "traces/golden_set_detail.html", {
         "golden_set": golden_set, "cases": cases,
         "cases_missing_documents": sum(1 for case in cases if case.missing_documents),
@@ -480,6 +480,6 @@ def golden_case_edit(request, case_id):
         "hits": posted.get("hits", "") if posted else ", ".join(case.hits),
         "hard_negatives": posted.get("hard_negatives", "") if posted else ", ".join(case.hard_negatives),
         "suggestions": services.case_suggestions(case, live), "live_documents": sorted(live),
-        "missing_documents": services.missing_documents(case, live),
+        "missing_documents": services.missing_documents(case, services.deleted_document_slugs()),
         "trace_failure": services.trace_failure(case.trace) if case.trace_id else "",
     }, status=400 if error else 200)
