@@ -12,6 +12,8 @@ urlpatterns = [
     path("desk/conversations/<int:conversation_id>/thread/", views.conversation_thread_part,
          name="conversation_thread"),
     path("desk/conversations/<int:conversation_id>/take-over/", views.take_over, name="take_over"),
+    path("desk/conversations/<int:conversation_id>/ask/", views.take_request, name="take_request"),
+    path("desk/conversations/<int:conversation_id>/reopen/", views.reopen, name="reopen"),
     path("desk/conversations/<int:conversation_id>/reply/", views.reply, name="reply"),
     path("desk/conversations/<int:conversation_id>/notes/", views.note, name="note"),
     path("desk/conversations/<int:conversation_id>/assign/", views.assign, name="assign"),
