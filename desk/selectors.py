@@ -197,6 +197,10 @@ class ThreadEntry:
             "verified_wrong": f"bot answer marked verified wrong{by}: {detail.get('reason', '')}",
             "send_failed": "sending failed: " + str(detail.get("error") or detail.get("title")
                                                     or detail.get("code") or "no reason given"),
+            "customer_linked": f"linked to billing customer {detail.get('customer_id', '?')}"
+                               + (f" ({detail['name']})" if detail.get("name") else "") + by
+                               + (f", instead of {detail['previous']}" if detail.get("previous") else ""),
+            "customer_unlinked": f"unlinked from billing customer {detail.get('customer_id', '?')}{by}",
             "number_changed": f"number changed from {detail.get('from') or '?'} to {detail.get('to') or '?'}",
         }
         return labels.get(event.kind, event.kind.replace("_", " "))

@@ -16,7 +16,8 @@ from django.utils import timezone
 from core.tasks import task_queue
 from desk import rules
 from desk.access import conversation_verdict, require_desk_worker
-from desk.models import Conversation, Escalation, Event, Message
+from desk.identify import customer_search
+from desk.models import Contact, Conversation, Escalation, Event, Message
 from desk.selectors import take_requests_pending
 from desk.senders import RecordingSender, get_sender
 
@@ -308,6 +309,52 @@ def conversation_reopen(*, conversation_id: int, agent) -> Conversation:
     conversation.save(update_fields=["status", "updated_at"])
     _event(conversation, agent, "reopened", by=agent.get_username())
     return conversation
+
+
+def contact_customer_link(*, conversation_id: int, agent, customer_id: str, query: str, billing=None) -> Contact:
+    """Link the conversation's contact to the billing customer an agent picked from a search for `query`.
+
+    The search runs again here (outside the lock: billing may be slow), so only a customer billing
+    matches now can be linked. The contact's customer_id is what the account panel, credit notes and
+    the bot's next turns read.
+    """
+    require_desk_worker(agent)
+    found = customer_search(query, billing=billing)
+    if found.state != "ok":
+        raise DeskActionError(found.message)
+    match = found.match(customer_id)
+    if match is None:
+        raise DeskActionError(f"Billing no longer matches customer {customer_id} to “{found.query}”: search again.")
+    with transaction.atomic():
+        conversation = _locked(conversation_id)
+        _allow(rules.Action.LINK, agent, conversation)
+        contact = Contact.objects.select_for_update().get(pk=conversation.contact_id)
+        if contact.customer_id == match.id:
+            raise Unchanged(f"This contact is already linked to {match.id} ({match.name}).")
+        previous = contact.customer_id
+        contact.customer_id = match.id
+        contact.save(update_fields=["customer_id", "updated_at"])
+        # The bot asked "who are you?" and kept the question; a person answered that now.
+        Conversation.objects.filter(contact=contact).update(pending_query="")
+        _event(conversation, agent, "customer_linked", customer_id=match.id, name=match.name,
+               matched_by=match.matched_by, previous=previous)
+    return contact
+
+
+@transaction.atomic
+def contact_customer_unlink(*, conversation_id: int, agent) -> Contact:
+    """Unlink the contact from its billing customer (a wrong link): nobody is identified until linked again."""
+    require_desk_worker(agent)
+    conversation = _locked(conversation_id)
+    _allow(rules.Action.LINK, agent, conversation)
+    contact = Contact.objects.select_for_update().get(pk=conversation.contact_id)
+    if not contact.customer_id:
+        raise Unchanged("No billing customer is linked to this contact.")
+    previous = contact.customer_id
+    contact.customer_id = ""
+    contact.save(update_fields=["customer_id", "updated_at"])
+    _event(conversation, agent, "customer_unlinked", customer_id=previous)
+    return contact
 
 
 @transaction.atomic

@@ -22,6 +22,7 @@ from desk import rules, services
 from desk.access import access_conversation, conversation_verdict, may_work_desk
 from desk.credit_notes import credit_note_panel
 from desk.forms import AssignForm, MarkWrongForm, NoteForm, QueueFilterForm, ReplyForm
+from desk.identify import CustomerSearch, customer_search
 from desk.models import CannedReply, Conversation, Message
 from desk.selectors import (
     QueueCursor,
@@ -375,6 +376,52 @@ def reopen(request, conversation_id):
     return _run(request, conversation_id,
                 lambda: services.conversation_reopen(conversation_id=conversation_id, agent=request.user),
                 done="Reopened.")
+
+
+# Identify the customer ---------------------------------------------------------------------------
+
+@login_required
+@require_GET
+def identify(request, conversation_id):
+    """Search billing for the contact's customer by account number, cédula/RIF or phone."""
+    conversation = access_conversation(request.user, conversation_id, write=True)
+    query = params.text(request.GET.get("q"), label="The search", max_length=100)
+    search = customer_search(query.value) if query.value and not query.error else None
+    if query.error:
+        search = CustomerSearch(query="", state="invalid", message=query.error)
+    if request.htmx:
+        return render(request, "desk/conversation.html#identify", {
+            "conversation": conversation, "contact": conversation.contact, "search": search,
+            "may": _verdicts(request.user, conversation)})
+    context = _page_context(request, conversation)
+    context["search"] = search
+    return render(request, "desk/conversation.html", context, status=400 if query.error else 200)
+
+
+@login_required
+@require_POST
+def customer_link(request, conversation_id):
+    """Link the contact to the billing customer picked from the search."""
+    access_conversation(request.user, conversation_id, write=True)
+    customer_id = params.text(request.POST.get("customer_id"), label="The customer", max_length=64)
+    query = params.text(request.POST.get("q"), label="The search", max_length=100)
+    problem = customer_id.error or query.error or ("" if customer_id.value else "Pick a customer to link.")
+    if problem:
+        return _after_action(request, conversation_id, error=problem, status=400)
+    return _run(request, conversation_id, lambda: services.contact_customer_link(
+        conversation_id=conversation_id, agent=request.user, customer_id=customer_id.value, query=query.value),
+        done=f"Linked to billing customer {customer_id.value}. The account panel, credit notes and the bot "
+             "now use this customer.")
+
+
+@login_required
+@require_POST
+def customer_unlink(request, conversation_id):
+    """Unlink the contact from its billing customer."""
+    access_conversation(request.user, conversation_id, write=True)
+    return _run(request, conversation_id, lambda: services.contact_customer_unlink(
+        conversation_id=conversation_id, agent=request.user),
+        done="Unlinked: the contact is not identified until someone links a customer again.")
 
 
 @login_required
