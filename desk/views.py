@@ -24,6 +24,7 @@ from desk.credit_notes import credit_note_panel
 from desk.forms import AssignForm, MarkWrongForm, NoteForm, QueueFilterForm, ReplyForm
 from desk.identify import CustomerSearch, customer_search
 from desk.models import CannedReply, Conversation, Message
+from desk.reasons import LABELS as REASON_LABELS
 from desk.selectors import (
     QueueCursor,
     QueueFilters,
@@ -182,8 +183,8 @@ def _work_context(request, conversation: Conversation, *, error: str = "", compo
             canned=(list(CannedReply.objects.filter(language=conversation.contact.language))
                     if may["reply"].allowed else []),
             assign_form=AssignForm(initial={"assignee": conversation.assignee_id or user.pk}),
-            take_requests=take_requests_pending(conversation=conversation) if holding or may["reassign"].allowed
-            else [],
+            take_requests=(take_requests_pending(conversation=conversation)
+                           if (holding or may["reassign"].allowed) and not context["resolved"] else []),
             reopen_outcome=_reopen_outcome(conversation) if context["resolved"] else "",
         )
     return context
@@ -210,7 +211,9 @@ def _with_next(request, context: dict) -> dict:
     """After a take over, hand back or resolve, offer the longest-waiting escalation nobody has taken."""
     if any(NEXT_TAG in m.tags for m in messages.get_messages(request)):
         context["offer_next"] = True
-        context["next_escalation"] = next_waiting_escalation(exclude_conversation_id=context["conversation"].pk)
+        waiting = next_waiting_escalation(exclude_conversation_id=context["conversation"].pk)
+        context["next_escalation"] = waiting
+        context["next_reason"] = REASON_LABELS.get(waiting.reason, waiting.reason) if waiting else ""
     return context
 
 
