@@ -65,7 +65,8 @@ class Conversation(models.Model):
     last_inbound_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
-        permissions = [('use_desk', 'Work the escalation queue and conversations')]
+        permissions = [('use_desk', 'Work the escalation queue and conversations'),
+                       ('supervise_conversations', 'Take over from anyone and act on conversations others hold')]
         indexes = [models.Index(fields=["contact", "status"], name="desk_conv_contact_status")]
 
     def __str__(self):

@@ -183,16 +183,24 @@ class ThreadEntry:
         by = f" by {who}" if who else ""
         labels = {
             "escalated": f"escalated: {detail.get('reason', '')}",
-            "taken_over": f"taken over{by}",
+            "taken_over": (f"taken over from {detail['previous']}{by}: {detail.get('reason', '')}"
+                           if detail.get("previous") else f"taken over{by}"),
+            "take_requested": f"{who or 'an agent'} asks {detail.get('holder') or 'the holder'} for this "
+                              "conversation" + (f": {detail['text']}" if detail.get("text") else ""),
             "handed_back": f"handed back to the bot{by}",
             "resolved": f"resolved{by}",
-            "reopened": "reopened by the customer's message, "
-                        + ("for a person to answer" if detail.get("to") == "human" else "back to the bot"),
+            "reopened": f"reopened{by}" if event.actor else (
+                "reopened by the customer's message, "
+                + ("for a person to answer" if detail.get("to") == "human" else "back to the bot")),
             "assigned": f"assigned to {detail.get('assignee', '?')}{by}",
             "note": f"private note{by}",
             "verified_wrong": f"bot answer marked verified wrong{by}: {detail.get('reason', '')}",
             "send_failed": "sending failed: " + str(detail.get("error") or detail.get("title")
                                                     or detail.get("code") or "no reason given"),
+            "customer_linked": f"linked to billing customer {detail.get('customer_id', '?')}"
+                               + (f" ({detail['name']})" if detail.get("name") else "") + by
+                               + (f", instead of {detail['previous']}" if detail.get("previous") else ""),
+            "customer_unlinked": f"unlinked from billing customer {detail.get('customer_id', '?')}{by}",
             "number_changed": f"number changed from {detail.get('from') or '?'} to {detail.get('to') or '?'}",
         }
         return labels.get(event.kind, event.kind.replace("_", " "))
@@ -216,6 +224,29 @@ def conversation_escalation(*, conversation: Conversation) -> Escalation | None:
     """Return the conversation's current escalation (open or taken), else its latest one."""
     escalations = conversation.escalations.order_by("-created_at", "-pk")
     return escalations.filter(status__in=ACTIVE).first() or escalations.first()
+
+
+def next_waiting_escalation(*, exclude_conversation_id: int | None = None) -> Escalation | None:
+    """Return the escalation nobody has taken that has waited longest (not this conversation's), or None."""
+    waiting = (Escalation.objects.filter(status=Escalation.Status.OPEN, conversation__assignee__isnull=True)
+               .select_related("conversation__contact").order_by("created_at", "pk"))
+    if exclude_conversation_id is not None:
+        waiting = waiting.exclude(conversation_id=exclude_conversation_id)
+    return waiting.first()
+
+
+def take_requests_pending(*, conversation: Conversation) -> list[Event]:
+    """Return the asks to take the conversation made since its holder got it, one per person (latest)."""
+    if not (conversation.held_by_human and conversation.assignee_id):
+        return []
+    since = conversation.events.filter(kind__in=["taken_over", "assigned"]).order_by("-pk").values("pk")[:1]
+    asks = (conversation.events.filter(kind="take_requested", pk__gt=Subquery(since))
+            .exclude(actor_id=conversation.assignee_id).exclude(actor__isnull=True)
+            .select_related("actor").order_by("-pk"))
+    latest = {}
+    for ask in asks:
+        latest.setdefault(ask.actor_id, ask)
+    return list(latest.values())
 
 
 def desk_agents() -> QuerySet:
