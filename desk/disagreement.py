@@ -92,6 +92,17 @@ RULES: dict[str, re.Pattern] = {
     "angry_emoji": re.compile("[\U0001F644\U0001F621\U0001F620\U0001F92C\U0001F612\U0001F624\U0001F44E]"),
 }
 
+# What the thread says of a suspected complaint, per rule: "the customer's next message …".
+RULE_LABELS = {
+    "contradicts": "says the answer is wrong",
+    "not_understood": "says they did not understand it",
+    "missed_the_question": "says it missed their question or did not help",
+    "own_facts": "sets the customer's own facts against it",
+    "angry_emoji": "carries an angry or eye-rolling emoji",
+    "questions_a_figure": "throws a figure of the answer back as a question",
+    "corrects_a_figure": "corrects a figure with another",
+}
+
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 # A figure of the answer thrown back as a question: "5%?", "¿70?", "el 15??", "$35? your website says $30".
 _ECHO = re.compile(r"^\W*(?:el |la |los |las |the )?\$?(\d+(?:[.,]\d+)*)\s*(?:%|\$|usd|bs\.?|dias|days|horas|hours)?"

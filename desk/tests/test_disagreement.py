@@ -11,7 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from desk.disagreement import FOLLOWUP_WINDOW, disagreement, negative_reaction, suspected_complaint
+from desk.disagreement import (
+    FOLLOWUP_WINDOW,
+    RULE_LABELS,
+    RULES,
+    disagreement,
+    negative_reaction,
+    suspected_complaint,
+)
 
 LABELS = Path(__file__).resolve().parents[2] / "evals" / "fixtures" / "labels" / "followups.jsonl"
 ANSWER = "Tu factura de noviembre es Bs. 1.624,00 y vence el 15 de diciembre."
@@ -95,3 +102,7 @@ def test_the_dev_split_the_rules_were_chosen_on_is_read_in_full():
     measured = scores("dev")
     assert measured["tp"] + measured["fn"] == 60 and measured["fp"] + measured["tn"] == 74
     assert measured["precision"] >= 1.0 and measured["recall"] >= 1.0
+
+
+def test_every_rule_has_the_sentence_the_thread_shows():
+    assert set(RULE_LABELS) == {*RULES, "questions_a_figure", "corrects_a_figure"}
