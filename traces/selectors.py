@@ -9,7 +9,7 @@ from django.db.models import Exists, OuterRef, QuerySet
 
 from core import params as core_params
 from core.keyset import keyset_page
-from desk.models import Conversation, Message
+from desk.models import ComplaintSignal, Conversation, Message
 from traces.models import FailureClass, ReviewNote, ReviewSession, SessionTrace, Trace
 from traces.taxonomy import CodedNote, summarize
 
@@ -33,9 +33,11 @@ class TraceFilters:
     prompt_version: str = ""
     index_version: int | None = None
     model: str = ""
+    configuration: str = ""
     has_note: bool | None = None
     failure_class: int | None = None
     complaint_sourced: bool | None = None
+    suspected_complaint: bool | None = None
     verified_wrong: bool | None = None
     latency_above: float | None = None
     problems: tuple[str, ...] = field(default=(), compare=False)  # what was sent but could not be a filter
@@ -54,8 +56,8 @@ class TraceFilters:
         return query
 
 
-TEXT_FILTERS = ("escalation_reason", "route", "language", "channel", "prompt_version", "model")
-YES_NO_FILTERS = ("derived", "has_note", "complaint_sourced", "verified_wrong")
+TEXT_FILTERS = ("escalation_reason", "route", "language", "channel", "prompt_version", "model", "configuration")
+YES_NO_FILTERS = ("derived", "has_note", "complaint_sourced", "suspected_complaint", "verified_wrong")
 
 
 def parse_trace_filters(params) -> TraceFilters:
@@ -90,7 +92,7 @@ def traces_filtered(*, filters: TraceFilters) -> QuerySet[Trace]:
     if filters.until:
         traces = traces.filter(created_at__lt=filters.until)
     for name in ("outcome", "escalation_reason", "route", "language", "channel", "verdict", "prompt_version",
-                 "model"):
+                 "model", "configuration"):
         value = getattr(filters, name)
         if value:
             traces = traces.filter(**{name: value})
@@ -108,9 +110,15 @@ def traces_filtered(*, filters: TraceFilters) -> QuerySet[Trace]:
         classes = [filters.failure_class, *FailureClass.objects.filter(merged_into_id=filters.failure_class)
                    .values_list("pk", flat=True)]
         traces = traces.filter(Exists(ReviewNote.objects.filter(trace=OuterRef("pk"), failure_class_id__in=classes)))
-    if filters.complaint_sourced is not None:
-        tagged = Exists(SessionTrace.objects.filter(trace=OuterRef("pk")).exclude(source=SessionTrace.Source.UNIFORM))
-        traces = traces.filter(tagged if filters.complaint_sourced else ~tagged)
+    # Complaints, like verified-wrong marks, are rare: the same list-of-reply-ids plan as below.
+    for wanted, certainty in ((filters.complaint_sourced, ComplaintSignal.Certainty.CONFIRMED),
+                              (filters.suspected_complaint, ComplaintSignal.Certainty.SUSPECTED)):
+        if wanted is not None:
+            replies = complained_replies(certainty=certainty)
+            if wanted:
+                traces = traces.filter(reply_id__in=replies)
+            elif replies:
+                traces = traces.exclude(reply_id__in=replies)
     if filters.verified_wrong is not None:
         # Marked answers are rare: hand the planner their ids as a list, so "yes" probes the unique reply_id index
         # and "no" becomes a per-row hashed NOT IN on the keyset scan (a join or EXISTS picks far worse plans).
@@ -120,6 +128,18 @@ def traces_filtered(*, filters: TraceFilters) -> QuerySet[Trace]:
         elif wrong_replies:
             traces = traces.exclude(reply_id__in=wrong_replies)
     return traces.order_by("-created_at", "-pk")
+
+
+def complained_replies(*, certainty: str = ComplaintSignal.Certainty.CONFIRMED) -> list[int]:
+    """Return the ids of the bot messages with a complaint signal of this certainty (confirmed by default).
+
+    Confirmed: an agent marked it, or the customer reacted 👎 / 😡 / 😠. A bot message with a confirmed and
+    a suspected signal counts as confirmed only.
+    """
+    signals = ComplaintSignal.objects.filter(certainty=certainty)
+    if certainty == ComplaintSignal.Certainty.SUSPECTED:
+        signals = signals.exclude(message__complaints__certainty=ComplaintSignal.Certainty.CONFIRMED)
+    return list(signals.values_list("message_id", flat=True).distinct())
 
 
 def trace_page(*, filters: TraceFilters, after: str = "", size: int = PAGE_SIZE) -> tuple[list[Trace], str | None]:
