@@ -11,7 +11,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from desk.access import require_desk_worker
-from desk.disagreement import negative_reaction, suspected_complaint
+from desk.disagreement import may_disagree, negative_reaction, suspected_complaint
 from desk.models import ComplaintSignal, Contact, Event, Message
 from desk.services import DeskActionError
 from desk.whatsapp import InboundMessage
@@ -86,8 +86,11 @@ def followup_complaint_check(*, conversation_id: int, inbound: InboundMessage, m
     """Record a suspected complaint when this text disputes the bot answer just before it (≤ 10 minutes).
 
     The answer is the conversation's latest outbound message, and it must be the bot's: after an agent
-    wrote, the customer is talking to the agent. Call inside the inbound transaction.
+    wrote, the customer is talking to the agent. Call inside the inbound transaction. Most messages
+    disagree with nothing: those cost the webhook no query.
     """
+    if not may_disagree(inbound.text):
+        return
     latest = (Message.objects.filter(conversation_id=conversation_id, direction=Message.Direction.OUTBOUND)
               .order_by("-created_at", "-pk").only("pk", "author", "payload", "text", "created_at").first())
     if latest is None or not is_bot_answer(latest):

@@ -135,6 +135,12 @@ def disagreement(text: str, answer: str = "") -> Disagreement:
     return Disagreement()
 
 
+def may_disagree(text: str) -> bool:
+    """Whether any rule could fire on `text` whatever the answer was (lets the caller skip loading the answer)."""
+    folded = fold(text or "", quotes=True, spaces=True)
+    return bool(disagreement(text) or _ECHO.search(folded))
+
+
 def suspected_complaint(*, text: str, answer: str, answered_at: datetime, written_at: datetime,
                         window: timedelta = FOLLOWUP_WINDOW) -> Disagreement:
     """Return why a customer's message is a suspected complaint about the bot answer before it, if it is.

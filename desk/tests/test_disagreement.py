@@ -16,6 +16,7 @@ from desk.disagreement import (
     RULE_LABELS,
     RULES,
     disagreement,
+    may_disagree,
     negative_reaction,
     suspected_complaint,
 )
@@ -106,3 +107,12 @@ def test_the_dev_split_the_rules_were_chosen_on_is_read_in_full():
 
 def test_every_rule_has_the_sentence_the_thread_shows():
     assert set(RULE_LABELS) == {*RULES, "questions_a_figure", "corrects_a_figure"}
+
+
+@pytest.mark.parametrize("text", ["eso no es cierto", "¿1.624,00?", "el 15??", "pagué 1.500 no 1.624", "ok 🙄"])
+def test_whatever_could_disagree_is_let_through_to_be_read_against_its_answer(text):
+    assert may_disagree(text) and disagreement(text, ANSWER)
+
+
+def test_a_message_no_rule_can_read_as_disagreeing_needs_no_answer():
+    assert not may_disagree("ok, gracias") and not may_disagree("¿y puedo pagar en dos partes?")
