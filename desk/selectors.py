@@ -10,13 +10,14 @@ from decimal import Decimal
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.db.models import Count, OuterRef, Q, QuerySet, Subquery
+from django.db.models import Count, Max, OuterRef, Prefetch, Q, QuerySet, Subquery
 from django.utils import timezone
 
 from billing.client import billing_client
 from billing.money import LANGUAGES, money_text
 from core.keyset import cursor_decode, cursor_encode, keyset_after
-from desk.models import Conversation, Escalation, Event, Message
+from desk.disagreement import RULE_LABELS
+from desk.models import ComplaintSignal, Conversation, Escalation, Event, Message
 from desk.storable import TEXT_MAX
 
 logger = logging.getLogger(__name__)
@@ -173,6 +174,33 @@ class ThreadEntry:
         return marks
 
     @property
+    def is_bot_answer(self) -> bool:
+        return self.message is not None and self.message.is_bot_answer
+
+    @property
+    def complaints(self) -> list[dict]:
+        """Return the complaint signals on this bot answer, each with the sentence the thread shows."""
+        if self.message is None or self.message.author != Message.Author.BOT:
+            return []
+        lines = []
+        for signal in self.message.complaints.all():  # prefetched by conversation_thread
+            if signal.source == ComplaintSignal.Source.AGENT:
+                who = signal.marked_by.get_username() if signal.marked_by else "an agent"
+                text = f"Customer complained about this answer (marked by {who})"
+            elif signal.source == ComplaintSignal.Source.REACTION:
+                text = f"Customer reacted {signal.detail} to this answer"
+            else:
+                why = RULE_LABELS.get(signal.detail, signal.detail)
+                text = f"Suspected complaint: the customer's next message {why}"
+            lines.append({"signal": signal, "text": text, "suspected": signal.certainty == "suspected"})
+        return lines
+
+    @property
+    def marked_complaint(self) -> bool:
+        """Whether an agent already marked this answer as complained about (the button becomes Undo)."""
+        return any(line["signal"].source == ComplaintSignal.Source.AGENT for line in self.complaints)
+
+    @property
     def event_label(self) -> str:
         """Return the event as the thread says it: "escalated: USER_REQUEST", "taken over by ana"…"""
         event = self.event
@@ -195,6 +223,8 @@ class ThreadEntry:
             "assigned": f"assigned to {detail.get('assignee', '?')}{by}",
             "note": f"private note{by}",
             "verified_wrong": f"bot answer marked verified wrong{by}: {detail.get('reason', '')}",
+            "complaint_marked": f"customer complaint about a bot answer marked{by}",
+            "complaint_unmarked": f"customer complaint mark taken back{by}",
             "send_failed": "sending failed: " + str(detail.get("error") or detail.get("title")
                                                     or detail.get("code") or "no reason given"),
             "customer_linked": f"linked to billing customer {detail.get('customer_id', '?')}"
@@ -207,9 +237,10 @@ class ThreadEntry:
 
 
 def conversation_thread(*, conversation: Conversation) -> list[ThreadEntry]:
-    """Return the conversation's messages and events in time order (two queries)."""
+    """Return the conversation's messages (with their complaint signals) and events in time order (three queries)."""
     messages = (
         conversation.messages.select_related("agent", "verified_wrong_by")
+        .prefetch_related(Prefetch("complaints", ComplaintSignal.objects.select_related("marked_by")))
         .order_by("created_at", "pk")
     )
     events = conversation.events.select_related("actor").order_by("created_at", "pk")
@@ -261,10 +292,9 @@ def desk_agents() -> QuerySet:
 def thread_version(*, conversation: Conversation) -> str:
     """Return a token that changes when the thread does: a new message or event, a delivery status, a verdict.
 
-    Statuses only move forward, so the number of messages in each status changes whenever one moves.
+    Statuses only move forward, so the number of messages in each status changes whenever one moves. A
+    complaint signal comes with a new message (the reaction, the follow-up) or event (an agent's mark, its undo).
     """
-    from django.db.models import Max
-
     per_status = {f"n_{status}": Count("pk", filter=Q(status=status)) for status in Message.Status.values}
     wrong = Count("pk", filter=Q(verified_wrong_at__isnull=False))
     messages = conversation.messages.aggregate(last=Max("pk"), wrong=wrong, **per_status)

@@ -18,7 +18,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from core import params
 from desk import chat as webchat
-from desk import rules, services
+from desk import complaints, rules, services
 from desk.access import access_conversation, conversation_verdict, may_work_desk
 from desk.credit_notes import credit_note_panel
 from desk.forms import AssignForm, MarkWrongForm, NoteForm, QueueFilterForm, ReplyForm
@@ -438,3 +438,23 @@ def mark_wrong(request, conversation_id, message_id):
         return _after_action(request, conversation_id, error="Say in a few words what is wrong.", status=400)
     return _run(request, conversation_id, lambda: services.message_mark_wrong(
         message_id=message_id, agent=request.user, reason=form.cleaned_data["reason"]))
+
+
+@login_required
+@require_POST
+def complaint_mark(request, conversation_id, message_id):
+    """Record that the customer complained about one of the bot's answers in this conversation (idempotent)."""
+    access_conversation(request.user, conversation_id, write=True)
+    get_object_or_404(Message, pk=message_id, conversation_id=conversation_id)
+    return _run(request, conversation_id,
+                lambda: complaints.complaint_mark(message_id=message_id, agent=request.user))
+
+
+@login_required
+@require_POST
+def complaint_unmark(request, conversation_id, message_id):
+    """Take back an agent's complaint mark on one of the bot's answers."""
+    access_conversation(request.user, conversation_id, write=True)
+    get_object_or_404(Message, pk=message_id, conversation_id=conversation_id)
+    return _run(request, conversation_id,
+                lambda: complaints.complaint_unmark(message_id=message_id, agent=request.user))

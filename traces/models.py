@@ -8,6 +8,8 @@ from django.db.models import F, Value
 
 from kb.models import FoldAccents, RegConfig, ToTsVector
 
+from traces.fingerprint import ConfigurationParts
+
 # Stages where a first upstream failure can start (open coding and taxonomy share them).
 STAGES = ["routing", "retrieval", "pruning", "billing", "writing", "verification", "humanizing", "channel"]
 STAGE_CHOICES = [(stage, stage) for stage in STAGES]
@@ -121,6 +123,9 @@ class Trace(models.Model):
     latency_ms = models.JSONField(default=dict, blank=True)
     total_ms = models.FloatField(default=0)
     token_usage = models.JSONField(default=dict, blank=True)
+    # What the turn ran under (prompt, model, router, index, tuning); the row holds the parts once.
+    configuration = models.ForeignKey("traces.Configuration", null=True, blank=True, on_delete=models.PROTECT,
+                                      related_name="traces", db_index=False)
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
     # Derived by PostgreSQL from `attempts`: filterable and indexed without any writer filling them.
     verdict = models.GeneratedField(expression=VerdictOf("attempts"), output_field=models.CharField(max_length=10),
@@ -150,6 +155,7 @@ class Trace(models.Model):
             models.Index(fields=["prompt_version", "-created_at", "-id"], name="trace_prompt_keyset"),
             models.Index(fields=["index_version", "-created_at", "-id"], name="trace_index_keyset"),
             models.Index(fields=["model", "-created_at", "-id"], name="trace_model_keyset"),
+            models.Index(fields=["configuration", "-created_at", "-id"], name="trace_config_keyset"),
             models.Index(fields=["-created_at", "-id"], condition=models.Q(has_derived=True),
                          name="trace_derived_keyset"),
             models.Index(fields=["total_ms"], name="trace_total_ms"),
@@ -258,3 +264,32 @@ class ReviewNote(models.Model):
         ]
         indexes = [models.Index(fields=["trace"], name="review_note_trace"),
                    models.Index(fields=["failure_class"], name="review_note_class")]
+
+
+class Configuration(models.Model):
+    """What a turn ran under — prompt, model, router, index and tuning — stored once per fingerprint.
+
+    The fingerprint and the tuning hash come from traces/fingerprint.py; each part is a field, so two
+    configurations can be compared part by part (`Configuration.parts()` → `differences()`).
+    """
+
+    fingerprint = models.CharField(max_length=16, primary_key=True)
+    prompt_version = models.CharField(max_length=40, blank=True)
+    model = models.CharField(max_length=100, blank=True)
+    router_version = models.CharField(max_length=100, blank=True)
+    index_version = models.PositiveIntegerField(null=True, blank=True)
+    kb_prune_margin = models.FloatField()
+    kb_min_context_score = models.FloatField()
+    bot_max_rewrites = models.PositiveIntegerField()
+    phrases_hash = models.CharField(max_length=16)
+    tuning_hash = models.CharField(max_length=16)
+    first_seen_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-first_seen_at", "fingerprint"]
+
+    def __str__(self):
+        return f"configuration {self.fingerprint}"
+
+    def parts(self) -> ConfigurationParts:
+        return ConfigurationParts(**{name: getattr(self, name) for name in ConfigurationParts.__dataclass_fields__})

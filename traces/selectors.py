@@ -10,7 +10,7 @@ from django.db.models import BooleanField, DateTimeField, Exists, F, Func, Outer
 
 from core import params as core_params
 from core.keyset import keyset_page
-from desk.models import Conversation, Message
+from desk.models import ComplaintSignal, Conversation, Message
 from kb.models import FoldAccents, RegConfig
 from traces import labels
 from traces.models import (
@@ -46,9 +46,11 @@ class TraceFilters:
     prompt_version: str = ""
     index_version: int | None = None
     model: str = ""
+    configuration: str = ""
     has_note: bool | None = None
     failure_class: int | None = None
     complaint_sourced: bool | None = None
+    suspected_complaint: bool | None = None
     verified_wrong: bool | None = None
     latency_above: float | None = None
     text: str = ""
@@ -71,7 +73,7 @@ class TraceFilters:
 TEXT_FILTERS = ("escalation_reason", "route", "language", "channel", "prompt_version", "model")
 TEXT_FILTER_LABELS = {"escalation_reason": "Escalation reason", "route": "Route", "language": "Language",
                       "channel": "Channel", "prompt_version": "Prompt version", "model": "Model"}
-YES_NO_FILTERS = ("derived", "has_note", "complaint_sourced", "verified_wrong")
+YES_NO_FILTERS = ("derived", "has_note", "complaint_sourced", "suspected_complaint", "verified_wrong")
 
 
 def parse_trace_filters(params) -> TraceFilters:
@@ -92,6 +94,7 @@ def parse_trace_filters(params) -> TraceFilters:
     }
     for name in TEXT_FILTERS:
         read[name] = core_params.text(params.get(name), label=TEXT_FILTER_LABELS[name], max_length=100)
+    read["configuration"] = core_params.text(params.get("configuration"), label="Configuration", max_length=64)
     read["text"] = core_params.text(params.get("text"), label="The search", max_length=SEARCH_MAX)
     for name in YES_NO_FILTERS:
         read[name] = core_params.boolean(params.get(name), label=name.replace("_", " ").capitalize())
@@ -154,7 +157,7 @@ def traces_filtered(*, filters: TraceFilters) -> QuerySet[Trace]:
         traces = traces.filter(created_at__gte=filters.since)
     if filters.until:
         traces = traces.filter(created_at__lt=filters.until)
-    for name in ("outcome", "verdict"):
+    for name in ("outcome", "verdict", "configuration"):
         value = getattr(filters, name)
         if value:
             traces = traces.filter(**{name: value})
@@ -179,9 +182,15 @@ def traces_filtered(*, filters: TraceFilters) -> QuerySet[Trace]:
         classes = [filters.failure_class, *FailureClass.objects.filter(merged_into_id=filters.failure_class)
                    .values_list("pk", flat=True)]
         traces = traces.filter(Exists(ReviewNote.objects.filter(trace=OuterRef("pk"), failure_class_id__in=classes)))
-    if filters.complaint_sourced is not None:
-        tagged = Exists(SessionTrace.objects.filter(trace=OuterRef("pk")).exclude(source=SessionTrace.Source.UNIFORM))
-        traces = traces.filter(tagged if filters.complaint_sourced else ~tagged)
+    # Complaints, like verified-wrong marks, are rare: the same list-of-reply-ids plan as below.
+    for wanted, certainty in ((filters.complaint_sourced, ComplaintSignal.Certainty.CONFIRMED),
+                              (filters.suspected_complaint, ComplaintSignal.Certainty.SUSPECTED)):
+        if wanted is not None:
+            replies = complained_replies(certainty=certainty)
+            if wanted:
+                traces = traces.filter(reply_id__in=replies)
+            elif replies:
+                traces = traces.exclude(reply_id__in=replies)
     if filters.verified_wrong is not None:
         # Marked answers are rare: hand the planner their ids as a list, so "yes" probes the unique reply_id index
         # and "no" becomes a per-row hashed NOT IN on the keyset scan (a join or EXISTS picks far worse plans).
@@ -191,6 +200,18 @@ def traces_filtered(*, filters: TraceFilters) -> QuerySet[Trace]:
         elif wrong_replies:
             traces = traces.exclude(reply_id__in=wrong_replies)
     return traces.order_by("-created_at", "-pk")
+
+
+def complained_replies(*, certainty: str = ComplaintSignal.Certainty.CONFIRMED) -> list[int]:
+    """Return the ids of the bot messages with a complaint signal of this certainty (confirmed by default).
+
+    Confirmed: an agent marked it, or the customer reacted 👎 / 😡 / 😠. A bot message with a confirmed and
+    a suspected signal counts as confirmed only.
+    """
+    signals = ComplaintSignal.objects.filter(certainty=certainty)
+    if certainty == ComplaintSignal.Certainty.SUSPECTED:
+        signals = signals.exclude(message__complaints__certainty=ComplaintSignal.Certainty.CONFIRMED)
+    return list(signals.values_list("message_id", flat=True).distinct())
 
 
 class SortedAfterFetch(Func):

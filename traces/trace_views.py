@@ -16,10 +16,12 @@ from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_POST
 
 from core import params
-from desk.models import Conversation, Message
+from desk.disagreement import RULE_LABELS
+from desk.models import ComplaintSignal, Conversation, Message
 from kb.access import may_edit_kb
 from kb.models import Chunk
 from traces import labels, selectors, services
+from traces.fingerprint import PARTS
 from traces.access import may_read_traces, may_review_traces, require_trace_reviewer
 from traces.models import STAGES, FailureClass, FailureClassEvent, ReviewNote, ReviewSession, SessionTrace, Trace
 from traces.taxonomy import bars, chart_height, saturation
@@ -132,13 +134,15 @@ def trace_detail(request, trace_id):
     """Show one turn: route, retrieval table, billing calls, evidence, writer attempts, final text, latency."""
     if not may_read_traces(request.user):
         raise PermissionDenied
-    trace = get_object_or_404(Trace.objects.select_related("conversation__contact", "message", "reply")
-                              .defer("search_vector"), pk=trace_id)
+    trace = get_object_or_404(Trace.objects.select_related("conversation__contact", "message", "reply",
+                                                           "configuration").defer("search_vector"), pk=trace_id)
     notes = []
     if may_review_traces(request.user):
         notes = list(trace.review_notes.select_related("author", "failure_class", "session"))
     return render(request, "traces/trace_detail.html", {"trace": trace, "notes": notes, **turn_facts(trace),
-                                                        "context": _conversation_context(trace)})
+                                                        "context": _conversation_context(trace),
+                                                        "complaints": _complaints(trace),
+                                                        "configuration": _configuration_rows(trace)})
 
 
 def turn_facts(trace: Trace) -> dict:
@@ -162,6 +166,31 @@ def turn_facts(trace: Trace) -> dict:
         "humanizer": labels.humanizer_sentence(trace.humanizer),
         "tokens": labels.token_usage(trace.token_usage),
     }
+
+
+def _configuration_rows(trace: Trace) -> list[dict]:
+    """Return the trace's configuration part by part, with the label people read and the setting behind it."""
+    if trace.configuration is None:
+        return []
+    return [{"label": part.label, "setting": part.setting, "name": part.name,
+             "value": getattr(trace.configuration, part.name)} for part in PARTS]
+
+
+def _complaints(trace: Trace) -> list[dict]:
+    """Return the complaint signals on the turn's reply, each as the sentence the page shows."""
+    if trace.reply_id is None:
+        return []
+    lines = []
+    for signal in ComplaintSignal.objects.filter(message_id=trace.reply_id).select_related("marked_by"):
+        if signal.source == ComplaintSignal.Source.AGENT:
+            how = signal.marked_by.get_username() if signal.marked_by else "an agent"
+        elif signal.source == ComplaintSignal.Source.FOLLOWUP:
+            how = f"the customer's next message {RULE_LABELS.get(signal.detail, signal.detail)}"
+        else:
+            how = signal.detail
+        lines.append({"signal": signal, "how": how,
+                      "suspected": signal.certainty == ComplaintSignal.Certainty.SUSPECTED})
+    return lines
 
 
 CONTEXT_MESSAGES = 6
@@ -226,6 +255,8 @@ def _session_create(request):
         return redirect("traces:sessions")
     if request.POST.get("add_verified_wrong"):
         services.review_session_add_verified_wrong(session=session)
+    if request.POST.get("add_complaints"):
+        services.review_session_add_complaints(session=session)
     return redirect("traces:session", session.pk)
 
 
@@ -260,6 +291,16 @@ def session_add_verified_wrong(request, session_id):
     session = access_session(request.user, session_id)
     added = services.review_session_add_verified_wrong(session=session)
     messages.info(request, f"{added} verified-wrong trace(s) added.")
+    return redirect("traces:session", session.pk)
+
+
+@login_required
+@require_POST
+def session_add_complaints(request, session_id):
+    """Append the window's traces whose answer the customer complained about (confirmed), tagged as such."""
+    session = access_session(request.user, session_id)
+    added = services.review_session_add_complaints(session=session)
+    messages.info(request, f"{added} complaint trace(s) added.")
     return redirect("traces:session", session.pk)
 
 
