@@ -50,8 +50,8 @@ def _phrases_re(phrases: list[str] | tuple[str, ...], *, at_start: bool = False)
 
 
 @cache
-def _data() -> tuple[int, dict[str, _Lists]]:
-    """Load and compile the phrase lists once."""
+def _data() -> tuple[int, dict[str, _Lists], str]:
+    """Load and compile the phrase lists once; the third item is their content, canonical (for the fingerprint)."""
     raw = json.loads(PHRASES_PATH.read_text(encoding="utf-8"))
     languages = {
         language: _Lists(
@@ -63,7 +63,12 @@ def _data() -> tuple[int, dict[str, _Lists]]:
         )
         for language, lists in raw["languages"].items()
     }
-    return raw["max_apologies"], languages
+    return raw["max_apologies"], languages, json.dumps(raw, sort_keys=True, ensure_ascii=False)
+
+
+def phrase_lists() -> str:
+    """Return the phrase lists in force, as canonical JSON: a change of any phrase changes this text."""
+    return _data()[2]
 
 
 @lru_cache(maxsize=32)
@@ -77,7 +82,7 @@ def check(text: str, *, language: str, banned_phrases: list[str] | None = None) 
     `language` is "es" or "en" (a region such as "es-VE" is ignored); any other language is checked
     against every list, so a mixed or unexpected language is never checked less.
     """
-    max_apologies, languages = _data()
+    max_apologies, languages, _ = _data()
     code = language.lower().split("-")[0]
     selected = [languages[code]] if code in languages else list(languages.values())
     folded = _folded(text)

@@ -21,6 +21,7 @@ from django.utils import timezone
 
 from billing.client import billing_client
 from bot import clarify, grounding, humanizer
+from bot.configuration import configuration_parts
 from bot.escalation import Reason, agent_summary, ask_for_identity, customer_notice, situation_note
 from bot.router import get_router
 from bot.routing import CLASSIFIER_SOURCES, Route, account_capability, yield_to_published_number
@@ -36,10 +37,12 @@ from bot.writer import (
 from desk.models import Contact, Conversation, Message
 from desk.services import bot_reply_record, conversation_escalate
 from desk.whatsapp import UNREADABLE_KINDS
-from kb.search import search
+from kb.search import current_index_version, search
 from kb.selectors import document_alternatives, documents_publishing
 from traces.draft import TraceDraft
+from traces.fingerprint import ConfigurationParts
 from traces.models import Trace
+from traces.services import configuration_record
 
 _NATIONAL_ID = re.compile(r"\b([VEJGPvejgp])\s*[-.]?\s*(\d{1,3}(?:[.\s]?\d{3}){1,2}(?:\s*-?\s*\d)?)\b")
 _LONG_NUMBER = re.compile(r"\d[\d\s.-]{5,}\d")
@@ -152,11 +155,13 @@ def run_turn(*, message_id: int, writer=None, billing=None, clock=time.perf_coun
         with recorder.stage("gate"):
             # Loaded with the message just now: a second query would read the same committed row.
             held = conversation.held_by_human
+        writer = writer or get_writer()
         if held:
             outcome = Silenced("gate")
         else:
             outcome = _decide(recorder, message, conversation, contact, writer=writer, billing=billing)
-        return _finish(recorder, lease, message, conversation, contact, outcome)
+        return _finish(recorder, lease, message, conversation, contact, outcome,
+                       configuration=_configuration(recorder.draft, writer))
     except BaseException:
         lease.give_up()  # nothing was recorded (one transaction): let the sweep answer it again soon
         raise
@@ -609,7 +614,21 @@ def _verified_fallback(recorder, request, problems: list[str], *, template: bool
                      note=candidate.note if not note_verdict.problems else "")
 
 
-def _finish(recorder, lease, message, conversation, contact, outcome) -> Trace | None:
+def _configuration(draft: TraceDraft, writer) -> ConfigurationParts:
+    """Return the configuration the turn ran under: the router and index it used, or the ones in force.
+
+    A turn that stopped before routing or retrieval (a held conversation, a refusal) still ran under
+    the configured router and the current index, so every trace, refusals included, carries one.
+    """
+    return configuration_parts(
+        writer=writer,
+        router_version=draft.router_version or get_router().version,
+        index_version=draft.index_version if draft.index_version is not None else current_index_version(),
+    )
+
+
+def _finish(recorder, lease, message, conversation, contact, outcome, *,
+            configuration: ConfigurationParts) -> Trace | None:
     """Record the reply, the trace and the escalation in one transaction: all of them or none.
 
     The reply's delivery is queued on commit, so a turn whose trace cannot be written sends nothing, and
@@ -643,6 +662,7 @@ def _finish(recorder, lease, message, conversation, contact, outcome) -> Trace |
         draft = recorder.finish()
         draft.customer_id = contact.customer_id or draft.customer_id
         return Trace.objects.create(
+            configuration_id=configuration_record(parts=configuration),
             conversation=conversation,
             message=message,
             reply=sent,

@@ -6,7 +6,8 @@ from django.urls import NoReverseMatch, reverse
 # (desk: Conversation and CreditNoteRequest, traces: Trace, kb: Document); this table only hands them out.
 ROLE_PERMISSIONS = {
     "agent": ["desk.use_desk"],
-    "supervisor": ["desk.use_desk", "desk.approve_credit_notes", "traces.review_traces"],
+    "supervisor": ["desk.use_desk", "desk.supervise_conversations", "desk.approve_credit_notes",
+                   "traces.review_traces"],
     "analyst": ["traces.review_traces"],
     "kb_editor": ["kb.edit_kb"],
 }

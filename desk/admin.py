@@ -4,7 +4,16 @@ from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
 
 from desk import services
-from desk.models import CannedReply, Contact, Conversation, CreditNoteRequest, Escalation, Event, Message
+from desk.models import (
+    CannedReply,
+    ComplaintSignal,
+    Contact,
+    Conversation,
+    CreditNoteRequest,
+    Escalation,
+    Event,
+    Message,
+)
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
@@ -110,3 +119,12 @@ class CreditNoteRequestAdmin(ReadOnlyAdmin):
     list_filter = ["status", "currency"]
     search_fields = ["customer_id", "invoice_id", "billing_credit_note_id", "idempotency_key"]
     list_select_related = ["proposed_by", "decided_by"]
+
+
+@admin.register(ComplaintSignal)
+class ComplaintSignalAdmin(ReadOnlyAdmin):
+    """Read-only: agents mark and undo on the conversation page; reactions and follow-ups come from the customer."""
+
+    list_display = ["pk", "certainty", "source", "message", "marked_by", "detail", "at"]
+    list_filter = ["certainty", "source"]
+    list_select_related = ["message", "marked_by"]

@@ -7,6 +7,7 @@ from django import forms
 from desk.models import Channel
 from desk.reasons import Reason
 from desk.selectors import QueueFilters, desk_agents
+from desk.services import NOTE_MAX, REPLY_MAX
 
 ASSIGNEE_CHOICES = [("anyone", "Anyone"), ("me", "Me"), ("unassigned", "Unassigned")]
 LANGUAGE_CHOICES = [("", "Any language"), ("es", "Español"), ("en", "English")]
@@ -40,12 +41,27 @@ class QueueFilterForm(forms.Form):
         )
 
 
+# The rendered form's key: a double-clicked button posts it twice, and the service acts once.
+FORM_KEY = {"required": False, "max_length": 64}
+
+
 class ReplyForm(forms.Form):
-    text = forms.CharField(max_length=4096, widget=forms.Textarea(attrs={"rows": 3, "id": "composer-text"}))
+    # Django strips the text, so a reply of spaces only is "required" — nothing to send.
+    text = forms.CharField(max_length=REPLY_MAX, widget=forms.Textarea(attrs={"rows": 3, "id": "composer-text"}),
+                           error_messages={
+                               "required": "Write something to send.",
+                               "max_length": "A reply has at most %(limit_value)d characters; this one has "
+                                             "%(show_value)d."})
+    form_key = forms.CharField(**FORM_KEY)
 
 
 class NoteForm(forms.Form):
-    text = forms.CharField(max_length=4000, widget=forms.Textarea(attrs={"rows": 2}))
+    text = forms.CharField(max_length=NOTE_MAX, widget=forms.Textarea(attrs={"rows": 2}),
+                           error_messages={
+                               "required": "Write something in the note.",
+                               "max_length": "A note has at most %(limit_value)d characters; this one has "
+                                             "%(show_value)d."})
+    form_key = forms.CharField(**FORM_KEY)
 
 
 class AssignForm(forms.Form):

@@ -17,6 +17,8 @@ messages to `inbound_messages_store`, so they agree on everything that follows:
 - An edit replaces the text of the message it edits while no turn has read that message yet
   (the turn queued for it then answers the edited text, and no second turn is queued);
   otherwise the edit stays a line of the thread. A deletion marks the message deleted.
+- A reaction on a bot answer (👎, 😡, 😠) is a complaint signal; a text written within 10 minutes of a
+  bot answer that disputes it is a suspected one (desk/complaints.py).
 - The turn is queued by task name on commit, so the desk does not import the bot.
 """
 
@@ -35,6 +37,7 @@ from django.utils import timezone
 from kombu.exceptions import OperationalError as BrokerError
 
 from core.tasks import task_queue
+from desk.complaints import followup_complaint_check, reaction_complaint_apply
 from desk.models import Channel, Contact, Conversation, Event, Message
 from desk.storable import text_capped
 from desk.whatsapp import InboundMessage, StatusUpdate, WebhookBatch
@@ -163,6 +166,11 @@ def inbound_messages_store(*, contact: Contact, channel: str, messages: Sequence
                 message_id=stored.message_id)
         elif inbound.kind in ("edit", "revoke"):
             _change_apply(contact=contact, inbound=inbound)
+        elif inbound.kind == "reaction":
+            reaction_complaint_apply(contact=contact, inbound=inbound, message_id=stored.message_id)
+        elif inbound.kind == "text" and inbound.text.strip():
+            followup_complaint_check(conversation_id=stored.conversation_id, inbound=inbound,
+                                     message_id=stored.message_id)
         if inbound.wants_turn:
             transaction.on_commit(partial(turn_queue, stored.message_id))
             report.queued.append(stored.message_id)

@@ -65,7 +65,8 @@ class Conversation(models.Model):
     last_inbound_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
-        permissions = [('use_desk', 'Work the escalation queue and conversations')]
+        permissions = [('use_desk', 'Work the escalation queue and conversations'),
+                       ('supervise_conversations', 'Take over from anyone and act on conversations others hold')]
         indexes = [models.Index(fields=["contact", "status"], name="desk_conv_contact_status")]
 
     def __str__(self):
@@ -139,6 +140,12 @@ class Message(models.Model):
 
     def __str__(self):
         return f"{self.author} message {self.pk}"
+
+    @property
+    def is_bot_answer(self) -> bool:
+        """Whether the bot answered with this message (not the fixed "a person will answer you" notice)."""
+        payload = self.payload if isinstance(self.payload, dict) else {}
+        return self.author == Message.Author.BOT and not payload.get("escalation_notice")
 
 
 class Escalation(models.Model):
@@ -246,3 +253,44 @@ class CreditNoteRequest(models.Model):
 
     def __str__(self):
         return f"credit note request {self.pk}: {self.amount} {self.currency} on {self.invoice_id}"
+
+
+class ComplaintSignal(models.Model):
+    """A sign that the customer complained about one bot message: who said so, when, and how.
+
+    Confirmed when an agent marks it or the customer reacts to the message with 👎 / 😡 / 😠; suspected
+    when the customer's next message, soon after, reads as disagreeing (desk/disagreement.py decides).
+    One signal per bot message and source: a double click or a redelivered reaction adds nothing.
+    """
+
+    class Source(models.TextChoices):
+        AGENT = "agent", "Marked by an agent"
+        REACTION = "reaction", "Negative reaction on WhatsApp"
+        FOLLOWUP = "followup", "Disagreeing follow-up message"
+
+    class Certainty(models.TextChoices):
+        CONFIRMED = "confirmed", "Confirmed complaint"
+        SUSPECTED = "suspected", "Suspected complaint"
+
+    message = models.ForeignKey(Message, on_delete=models.CASCADE, related_name="complaints",
+                                help_text="The bot message complained about.")
+    source = models.CharField(max_length=10, choices=Source.choices)
+    certainty = models.CharField(max_length=10, choices=Certainty.choices)
+    marked_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                  related_name="+", help_text="The agent who marked it (agent source).")
+    customer_message = models.ForeignKey(Message, null=True, blank=True, on_delete=models.SET_NULL,
+                                         related_name="+", help_text="The customer's reaction or follow-up.")
+    detail = models.CharField(max_length=64, blank=True,
+                              help_text="The reaction's emoji, or the rule that read the follow-up as disagreeing.")
+    at = models.DateTimeField(help_text="When the complaint was made: the agent's click or the customer's message.")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["at", "pk"]
+        constraints = [
+            models.UniqueConstraint(fields=["message", "source"], name="desk_complaint_once_per_source"),
+        ]
+        indexes = [models.Index(fields=["certainty", "at"], name="desk_complaint_certainty_at")]
+
+    def __str__(self):
+        return f"{self.get_certainty_display()} on message {self.message_id} ({self.source})"

@@ -10,13 +10,14 @@ from decimal import Decimal
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.db.models import Count, OuterRef, Q, QuerySet, Subquery
+from django.db.models import Count, Max, OuterRef, Prefetch, Q, QuerySet, Subquery
 from django.utils import timezone
 
 from billing.client import billing_client
 from billing.money import LANGUAGES, money_text
 from core.keyset import cursor_decode, cursor_encode, keyset_after
-from desk.models import Conversation, Escalation, Event, Message
+from desk.disagreement import RULE_LABELS
+from desk.models import ComplaintSignal, Conversation, Escalation, Event, Message
 from desk.storable import TEXT_MAX
 
 logger = logging.getLogger(__name__)
@@ -173,6 +174,33 @@ class ThreadEntry:
         return marks
 
     @property
+    def is_bot_answer(self) -> bool:
+        return self.message is not None and self.message.is_bot_answer
+
+    @property
+    def complaints(self) -> list[dict]:
+        """Return the complaint signals on this bot answer, each with the sentence the thread shows."""
+        if self.message is None or self.message.author != Message.Author.BOT:
+            return []
+        lines = []
+        for signal in self.message.complaints.all():  # prefetched by conversation_thread
+            if signal.source == ComplaintSignal.Source.AGENT:
+                who = signal.marked_by.get_username() if signal.marked_by else "an agent"
+                text = f"Customer complained about this answer (marked by {who})"
+            elif signal.source == ComplaintSignal.Source.REACTION:
+                text = f"Customer reacted {signal.detail} to this answer"
+            else:
+                why = RULE_LABELS.get(signal.detail, signal.detail)
+                text = f"Suspected complaint: the customer's next message {why}"
+            lines.append({"signal": signal, "text": text, "suspected": signal.certainty == "suspected"})
+        return lines
+
+    @property
+    def marked_complaint(self) -> bool:
+        """Whether an agent already marked this answer as complained about (the button becomes Undo)."""
+        return any(line["signal"].source == ComplaintSignal.Source.AGENT for line in self.complaints)
+
+    @property
     def event_label(self) -> str:
         """Return the event as the thread says it: "escalated: USER_REQUEST", "taken over by ana"…"""
         event = self.event
@@ -183,25 +211,36 @@ class ThreadEntry:
         by = f" by {who}" if who else ""
         labels = {
             "escalated": f"escalated: {detail.get('reason', '')}",
-            "taken_over": f"taken over{by}",
+            "taken_over": (f"taken over from {detail['previous']}{by}: {detail.get('reason', '')}"
+                           if detail.get("previous") else f"taken over{by}"),
+            "take_requested": f"{who or 'an agent'} asks {detail.get('holder') or 'the holder'} for this "
+                              "conversation" + (f": {detail['text']}" if detail.get("text") else ""),
             "handed_back": f"handed back to the bot{by}",
             "resolved": f"resolved{by}",
-            "reopened": "reopened by the customer's message, "
-                        + ("for a person to answer" if detail.get("to") == "human" else "back to the bot"),
+            "reopened": f"reopened{by}" if event.actor else (
+                "reopened by the customer's message, "
+                + ("for a person to answer" if detail.get("to") == "human" else "back to the bot")),
             "assigned": f"assigned to {detail.get('assignee', '?')}{by}",
             "note": f"private note{by}",
             "verified_wrong": f"bot answer marked verified wrong{by}: {detail.get('reason', '')}",
+            "complaint_marked": f"customer complaint about a bot answer marked{by}",
+            "complaint_unmarked": f"customer complaint mark taken back{by}",
             "send_failed": "sending failed: " + str(detail.get("error") or detail.get("title")
                                                     or detail.get("code") or "no reason given"),
+            "customer_linked": f"linked to billing customer {detail.get('customer_id', '?')}"
+                               + (f" ({detail['name']})" if detail.get("name") else "") + by
+                               + (f", instead of {detail['previous']}" if detail.get("previous") else ""),
+            "customer_unlinked": f"unlinked from billing customer {detail.get('customer_id', '?')}{by}",
             "number_changed": f"number changed from {detail.get('from') or '?'} to {detail.get('to') or '?'}",
         }
         return labels.get(event.kind, event.kind.replace("_", " "))
 
 
 def conversation_thread(*, conversation: Conversation) -> list[ThreadEntry]:
-    """Return the conversation's messages and events in time order (two queries)."""
+    """Return the conversation's messages (with their complaint signals) and events in time order (three queries)."""
     messages = (
         conversation.messages.select_related("agent", "verified_wrong_by")
+        .prefetch_related(Prefetch("complaints", ComplaintSignal.objects.select_related("marked_by")))
         .order_by("created_at", "pk")
     )
     events = conversation.events.select_related("actor").order_by("created_at", "pk")
@@ -218,6 +257,29 @@ def conversation_escalation(*, conversation: Conversation) -> Escalation | None:
     return escalations.filter(status__in=ACTIVE).first() or escalations.first()
 
 
+def next_waiting_escalation(*, exclude_conversation_id: int | None = None) -> Escalation | None:
+    """Return the escalation nobody has taken that has waited longest (not this conversation's), or None."""
+    waiting = (Escalation.objects.filter(status=Escalation.Status.OPEN, conversation__assignee__isnull=True)
+               .select_related("conversation__contact").order_by("created_at", "pk"))
+    if exclude_conversation_id is not None:
+        waiting = waiting.exclude(conversation_id=exclude_conversation_id)
+    return waiting.first()
+
+
+def take_requests_pending(*, conversation: Conversation) -> list[Event]:
+    """Return the asks to take the conversation made since its holder got it, one per person (latest)."""
+    if not (conversation.held_by_human and conversation.assignee_id):
+        return []
+    since = conversation.events.filter(kind__in=["taken_over", "assigned"]).order_by("-pk").values("pk")[:1]
+    asks = (conversation.events.filter(kind="take_requested", pk__gt=Subquery(since))
+            .exclude(actor_id=conversation.assignee_id).exclude(actor__isnull=True)
+            .select_related("actor").order_by("-pk"))
+    latest = {}
+    for ask in asks:
+        latest.setdefault(ask.actor_id, ask)
+    return list(latest.values())
+
+
 def desk_agents() -> QuerySet:
     """Return the active users who may work the desk (agents and supervisors), by username."""
     perm = Q(groups__permissions__codename="use_desk", groups__permissions__content_type__app_label="desk")
@@ -230,10 +292,9 @@ def desk_agents() -> QuerySet:
 def thread_version(*, conversation: Conversation) -> str:
     """Return a token that changes when the thread does: a new message or event, a delivery status, a verdict.
 
-    Statuses only move forward, so the number of messages in each status changes whenever one moves.
+    Statuses only move forward, so the number of messages in each status changes whenever one moves. A
+    complaint signal comes with a new message (the reaction, the follow-up) or event (an agent's mark, its undo).
     """
-    from django.db.models import Max
-
     per_status = {f"n_{status}": Count("pk", filter=Q(status=status)) for status in Message.Status.values}
     wrong = Count("pk", filter=Q(verified_wrong_at__isnull=False))
     messages = conversation.messages.aggregate(last=Max("pk"), wrong=wrong, **per_status)

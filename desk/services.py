@@ -14,8 +14,11 @@ from django.db.models.functions import Concat
 from django.utils import timezone
 
 from core.tasks import task_queue
-from desk.access import require_desk_worker
-from desk.models import Conversation, Escalation, Event, Message
+from desk import rules
+from desk.access import conversation_verdict, require_desk_worker
+from desk.identify import customer_search
+from desk.models import Contact, Conversation, Escalation, Event, Message
+from desk.selectors import take_requests_pending
 from desk.senders import RecordingSender, get_sender
 
 
@@ -102,7 +105,8 @@ def outbound_deliver(*, message_id: int) -> Message:
 
 
 # ---------------------------------------------------------------------------------------------
-# Agent actions. Each checks permission, changes state under a row lock, and writes an Event.
+# Agent actions. Each checks permission and the desk's rules (desk.rules) under the conversation's
+# row lock, changes state, and writes an Event.
 # ---------------------------------------------------------------------------------------------
 
 class DeskActionError(Exception):
@@ -110,15 +114,27 @@ class DeskActionError(Exception):
 
 
 class AlreadyTaken(DeskActionError):
-    def __init__(self, holder):
-        super().__init__(f"{holder.get_username()} already has this conversation.")
+    """Someone else holds the conversation, and the actor may not take it from them."""
+
+    def __init__(self, holder, message: str = ""):
+        super().__init__(message or f"{holder.get_username()} already has this conversation.")
         self.holder = holder
 
 
+class Unchanged(DeskActionError):
+    """The conversation is already as the action would leave it (a double click): nothing was done."""
+
+
 WHATSAPP_WINDOW_HOURS = 24
+REPLY_MAX = 4096  # WhatsApp's own limit
+NOTE_MAX = 4000
+REASON_MAX = 300
 
 
 def _locked(conversation_id: int) -> Conversation:
+    # No select_related("assignee"): a row that waited for the lock is re-read at its newest version, but a
+    # joined row is not — a concurrent take-over would read as assignee_id set and assignee None. The
+    # holder is loaded after the lock instead.
     return Conversation.objects.select_for_update().get(pk=conversation_id)
 
 
@@ -126,22 +142,59 @@ def _event(conversation, actor, kind, **detail) -> Event:
     return Event.objects.create(conversation=conversation, actor=actor, kind=kind, detail=detail)
 
 
+def _allow(action: rules.Action, user, conversation: Conversation, **facts) -> None:
+    """Raise unless the rules let the user do the action now: DeskActionError (refused) or Unchanged.
+
+    Call while holding SELECT … FOR UPDATE on the conversation, so the verdict stays true until commit.
+    """
+    verdict = conversation_verdict(user, conversation, action, **facts)
+    if verdict.outcome == rules.Outcome.ALREADY:
+        raise Unchanged(verdict.message)
+    if verdict.outcome == rules.Outcome.REFUSE:
+        if action == rules.Action.TAKE_OVER and conversation.assignee is not None:
+            raise AlreadyTaken(conversation.assignee, verdict.message)
+        raise DeskActionError(verdict.message)
+
+
+def _form_key_used(queryset, field: str, form_key: str) -> bool:
+    """Whether a row made from the same rendered form exists (a double-clicked button posts its key twice)."""
+    return bool(form_key) and queryset.filter(**{f"{field}__form_key": form_key}).exists()
+
+
 @transaction.atomic
-def conversation_take_over(*, conversation_id: int, agent) -> Conversation:
-    """Assign the conversation to the agent and silence the bot; a second agent is told who has it."""
+def conversation_take_over(*, conversation_id: int, agent, reason: str = "") -> Conversation:
+    """Assign the conversation to the agent and silence the bot.
+
+    A second agent is told who has it (AlreadyTaken); a supervisor takes it from the holder with a
+    `reason`, recorded in the event. The holder's own second click raises Unchanged.
+    """
     require_desk_worker(agent)
     conversation = _locked(conversation_id)
-    if conversation.held_by_human and conversation.assignee_id and conversation.assignee_id != agent.pk:
-        raise AlreadyTaken(conversation.assignee)
-    if conversation.held_by_human and conversation.assignee_id == agent.pk:
-        return conversation  # a double click changes nothing
+    reason = " ".join((reason or "").split())[:REASON_MAX]
+    _allow(rules.Action.TAKE_OVER, agent, conversation, reason=reason)
+    previous = conversation.assignee if conversation.held_by_human else None
     conversation.handler = Conversation.Handler.HUMAN
     conversation.assignee = agent
     conversation.status = Conversation.Status.OPEN
     conversation.save(update_fields=["handler", "assignee", "status", "updated_at"])
     conversation.escalations.filter(status=Escalation.Status.OPEN).update(status=Escalation.Status.TAKEN)
-    _event(conversation, agent, "taken_over", agent=agent.get_username())
+    if previous is not None:
+        _event(conversation, agent, "taken_over", agent=agent.get_username(), previous=previous.get_username(),
+               reason=reason)
+    else:
+        _event(conversation, agent, "taken_over", agent=agent.get_username())
     return conversation
+
+
+@transaction.atomic
+def take_request(*, conversation_id: int, agent, text: str = "") -> Event:
+    """Ask the agent who holds the conversation to give it to you; the request shows in their thread."""
+    require_desk_worker(agent)
+    conversation = _locked(conversation_id)
+    asked = any(ask.actor_id == agent.pk for ask in take_requests_pending(conversation=conversation))
+    _allow(rules.Action.REQUEST, agent, conversation, already_requested=asked)
+    return _event(conversation, agent, "take_requested", holder=conversation.assignee.get_username(),
+                  text=" ".join((text or "").split())[:REASON_MAX])
 
 
 def reply_window_open(conversation, *, now=None) -> bool:
@@ -155,43 +208,55 @@ def reply_window_open(conversation, *, now=None) -> bool:
 
 
 @transaction.atomic
-def agent_reply_send(*, conversation_id: int, agent, text: str, now=None) -> Message:
-    """Send the agent's reply through the conversation's channel (the agent must hold the conversation)."""
+def agent_reply_send(*, conversation_id: int, agent, text: str, now=None, form_key: str = "") -> Message:
+    """Send the agent's reply through the conversation's channel (the holder's, or a supervisor's).
+
+    `form_key` comes from the rendered composer: the same form posted twice sends once (Unchanged).
+    """
     require_desk_worker(agent)
     text = (text or "").strip()
     if not text:
-        raise DeskActionError("The reply is empty.")
+        raise DeskActionError("Write something to send.")
     conversation = _locked(conversation_id)
-    if not conversation.held_by_human or conversation.assignee_id != agent.pk:
-        raise DeskActionError("Take over the conversation before replying.")
+    if _form_key_used(conversation.messages.filter(agent=agent), "payload", form_key):
+        raise Unchanged("This reply was sent already.")
+    _allow(rules.Action.REPLY, agent, conversation)
     if not reply_window_open(conversation, now=now):
         raise DeskActionError("The customer's last message is more than 24 hours old: WhatsApp only delivers "
                               "an approved template now, not free text.")
     message = Message.objects.create(
         conversation=conversation, direction=Message.Direction.OUTBOUND, author=Message.Author.AGENT,
-        agent=agent, text=text[:4096], status=Message.Status.QUEUED,
+        agent=agent, text=text[:REPLY_MAX], status=Message.Status.QUEUED,
+        payload={"form_key": form_key} if form_key else {},
     )
     _deliver_on_commit(message)
     return message
 
 
 @transaction.atomic
-def note_add(*, conversation_id: int, agent, text: str) -> Event:
-    """Add a private note to the thread; it is never sent to the customer."""
+def note_add(*, conversation_id: int, agent, text: str, form_key: str = "") -> Event:
+    """Add a private note to the thread; it is never sent to the customer. Anyone working the desk may."""
     require_desk_worker(agent)
     text = (text or "").strip()
     if not text:
-        raise DeskActionError("The note is empty.")
+        raise DeskActionError("Write something in the note.")
     conversation = _locked(conversation_id)
-    return _event(conversation, agent, "note", text=text[:4000])
+    if _form_key_used(conversation.events.filter(actor=agent, kind="note"), "detail", form_key):
+        raise Unchanged("This note was added already.")
+    _allow(rules.Action.NOTE, agent, conversation)
+    detail = {"text": text[:NOTE_MAX]}
+    if form_key:
+        detail["form_key"] = form_key
+    return _event(conversation, agent, "note", **detail)
 
 
 @transaction.atomic
 def conversation_assign(*, conversation_id: int, actor, assignee) -> Conversation:
-    """Assign or reassign a human-held conversation to an agent."""
+    """Assign or reassign the conversation to an agent: it is theirs, and the bot is silent."""
     require_desk_worker(actor)
-    require_desk_worker(assignee)
+    require_desk_worker(assignee, "Assign conversations to agents or supervisors only.")
     conversation = _locked(conversation_id)
+    _allow(rules.Action.REASSIGN, actor, conversation, assignee_id=assignee.pk)
     conversation.assignee = assignee
     conversation.handler = Conversation.Handler.HUMAN
     conversation.save(update_fields=["assignee", "handler", "updated_at"])
@@ -212,6 +277,7 @@ def conversation_hand_back(*, conversation_id: int, agent) -> Conversation:
     """Give the conversation back to the bot: it answers the next inbound message again."""
     require_desk_worker(agent)
     conversation = _locked(conversation_id)
+    _allow(rules.Action.HAND_BACK, agent, conversation)
     conversation.handler = Conversation.Handler.BOT
     conversation.assignee = None
     conversation.save(update_fields=["handler", "assignee", "updated_at"])
@@ -222,14 +288,73 @@ def conversation_hand_back(*, conversation_id: int, agent) -> Conversation:
 
 @transaction.atomic
 def conversation_resolve(*, conversation_id: int, agent) -> Conversation:
-    """Close the conversation and its escalations."""
+    """Close the conversation and its escalations (who holds it keeps it, should it be reopened)."""
     require_desk_worker(agent)
     conversation = _locked(conversation_id)
+    _allow(rules.Action.RESOLVE, agent, conversation)
     conversation.status = Conversation.Status.RESOLVED
     conversation.save(update_fields=["status", "updated_at"])
     _close_escalations(conversation, "resolved")
     _event(conversation, agent, "resolved")
     return conversation
+
+
+@transaction.atomic
+def conversation_reopen(*, conversation_id: int, agent) -> Conversation:
+    """Open a resolved conversation again, with whoever held it (or the bot) as before."""
+    require_desk_worker(agent)
+    conversation = _locked(conversation_id)
+    _allow(rules.Action.REOPEN, agent, conversation)
+    conversation.status = Conversation.Status.OPEN
+    conversation.save(update_fields=["status", "updated_at"])
+    _event(conversation, agent, "reopened", by=agent.get_username())
+    return conversation
+
+
+def contact_customer_link(*, conversation_id: int, agent, customer_id: str, query: str, billing=None) -> Contact:
+    """Link the conversation's contact to the billing customer an agent picked from a search for `query`.
+
+    The search runs again here (outside the lock: billing may be slow), so only a customer billing
+    matches now can be linked. The contact's customer_id is what the account panel, credit notes and
+    the bot's next turns read.
+    """
+    require_desk_worker(agent)
+    found = customer_search(query, billing=billing)
+    if found.state != "ok":
+        raise DeskActionError(found.message)
+    match = found.match(customer_id)
+    if match is None:
+        raise DeskActionError(f"Billing no longer matches customer {customer_id} to “{found.query}”: search again.")
+    with transaction.atomic():
+        conversation = _locked(conversation_id)
+        _allow(rules.Action.LINK, agent, conversation)
+        contact = Contact.objects.select_for_update().get(pk=conversation.contact_id)
+        if contact.customer_id == match.id:
+            raise Unchanged(f"This contact is already linked to {match.id} ({match.name}).")
+        previous = contact.customer_id
+        contact.customer_id = match.id
+        contact.save(update_fields=["customer_id", "updated_at"])
+        # The bot asked "who are you?" and kept the question; a person answered that now.
+        Conversation.objects.filter(contact=contact).update(pending_query="")
+        _event(conversation, agent, "customer_linked", customer_id=match.id, name=match.name,
+               matched_by=match.matched_by, previous=previous)
+    return contact
+
+
+@transaction.atomic
+def contact_customer_unlink(*, conversation_id: int, agent) -> Contact:
+    """Unlink the contact from its billing customer (a wrong link): nobody is identified until linked again."""
+    require_desk_worker(agent)
+    conversation = _locked(conversation_id)
+    _allow(rules.Action.LINK, agent, conversation)
+    contact = Contact.objects.select_for_update().get(pk=conversation.contact_id)
+    if not contact.customer_id:
+        raise Unchanged("No billing customer is linked to this contact.")
+    previous = contact.customer_id
+    contact.customer_id = ""
+    contact.save(update_fields=["customer_id", "updated_at"])
+    _event(conversation, agent, "customer_unlinked", customer_id=previous)
+    return contact
 
 
 @transaction.atomic
@@ -242,6 +367,9 @@ def message_mark_wrong(*, message_id: int, agent, reason: str) -> Message:
     message = Message.objects.select_for_update().get(pk=message_id)
     if message.author != Message.Author.BOT:
         raise DeskActionError("Only bot answers can be marked as verified wrong.")
+    if message.verified_wrong_at is not None:
+        raise Unchanged(f"{message.verified_wrong_by.get_username() if message.verified_wrong_by else 'Someone'} "
+                        "marked this answer verified wrong already.")
     message.verified_wrong_reason = reason[:300]
     message.verified_wrong_by = agent
     message.verified_wrong_at = timezone.now()

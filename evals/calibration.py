@@ -23,6 +23,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 MIN_YOUDEN = 0.05  # TPR + TNR − 1 at or below this: the judge tells pass from fail no better than chance
+# J is a sum of two count ratios, so a J that is exactly 0.05 on paper can come out as 0.050000000000000044
+# (TPR 12/20, TNR 9/20). Ratios of label counts in the thousands differ by at least 1e-8, so this margin only
+# absorbs rounding and never refuses a judge that is really above the line.
+YOUDEN_TOLERANCE = 1e-9
 SMALL_CLASS = 20  # fewer human-labelled items than this in a class: TPR or TNR is a rough guess
 MAX_DEGENERATE_SHARE = 0.05  # more resamples than this below MIN_YOUDEN: the interval cannot be trusted
 
@@ -128,10 +132,15 @@ def judge_accuracy(pairs: Sequence[LabelPair]) -> JudgeAccuracy:
     )
 
 
+def no_better_than_chance(youden: float) -> bool:
+    """Return whether Youden's J is at or below MIN_YOUDEN, floating-point rounding included."""
+    return youden <= MIN_YOUDEN + YOUDEN_TOLERANCE
+
+
 def corrected_rate(observed: float, tpr: float, tnr: float) -> tuple[float, bool]:
     """Return θ̂ clipped to [0, 1] and whether it was clipped; refuse a judge no better than chance."""
     youden = tpr + tnr - 1
-    if youden <= MIN_YOUDEN:
+    if no_better_than_chance(youden):
         raise JudgeNoBetterThanChance(
             f"TPR {tpr:.3f} + TNR {tnr:.3f} − 1 = {youden:.3f} ≤ {MIN_YOUDEN}: the judge is no better than "
             f"chance at telling pass from fail, so its pass rate cannot be corrected"

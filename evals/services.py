@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import difflib
 import hashlib
+from dataclasses import dataclass
 from pathlib import Path
 
 from django.db import transaction
 
+from desk.reasons import LABELS as REASON_LABELS
 from evals.golden import read_golden_rows
 from evals.models import GateDecision, GoldenCase, GoldenSet, GoldenSetVersion
-from traces.models import Trace
+from kb.models import Document
+from traces.models import ReviewNote, Trace
 
 # --- Golden set -------------------------------------------------------------------------------------------------
 
@@ -104,11 +108,31 @@ def kept_docs(trace: Trace) -> list[str]:
     return list(dict.fromkeys(row["doc"] for row in trace.retrieval or [] if row.get("kept") and row.get("doc")))
 
 
+def trace_failure(trace: Trace) -> str:
+    """Return why the trace counts as a failure ('' when it answered and nobody marked it wrong)."""
+    if trace.outcome == Trace.Outcome.ESCALATED:
+        reason = REASON_LABELS.get(trace.escalation_reason, trace.escalation_reason) if trace.escalation_reason else ""
+        return f"the turn escalated{f' ({reason})' if reason else ''}"
+    if trace.verdict == "ungrounded" or trace.fallback:
+        return "the verifier refused the writer's drafts"
+    if trace.reply_id and trace.reply.verified_wrong_at:
+        return "an agent marked the reply wrong"
+    if ReviewNote.objects.filter(trace=trace, verdict=ReviewNote.Verdict.FAIL).exists():
+        return "an analyst coded it as a failure"
+    return ""
+
+
 @transaction.atomic
 def golden_case_from_trace(*, trace: Trace, user, golden_set: GoldenSet) -> GoldenCase:
-    """Add a case prefilled from a trace (query, customer, kept chunks' docs as hits); not must-pass until edited."""
+    """Add a case from a trace (query, customer); not must-pass until edited.
+
+    An answered trace nobody faulted starts with the documents of its kept chunks as hits. An escalated or
+    failing one starts with none: what it retrieved is what failed, so the analyst picks the hits (the edit
+    page offers the retrieved documents as suggestions, the ones the turn used as hard-negative candidates).
+    """
+    hits = [] if trace_failure(trace) else kept_docs(trace)
     case = GoldenCase.objects.create(golden_set=golden_set, case_id=_next_case_id(golden_set, trace),
-                                     query=trace.query, customer_id=trace.customer_id or "", hits=kept_docs(trace),
+                                     query=trace.query, customer_id=trace.customer_id or "", hits=hits,
                                      origin=GoldenCase.Origin.TRACE, trace=trace, must_pass=False)
     golden_set_bump(golden_set=golden_set, user=user, note=f"case {case.case_id} from trace {trace.pk}")
     return case
@@ -128,6 +152,73 @@ def golden_case_update(*, case: GoldenCase, user, query: str, facts: list[str], 
     case.save()
     golden_set_bump(golden_set=case.golden_set, user=user, note=f"edit {case.case_id}")
     return case
+
+
+def live_document_slugs() -> set[str]:
+    """Return the slugs of the knowledge base's documents that are not deleted."""
+    return set(Document.objects.filter(deleted_at__isnull=True).values_list("slug", flat=True))
+
+
+def golden_case_documents_check(*, hits: list[str], hard_negatives: list[str]) -> None:
+    """Refuse hits or hard negatives that name no live document of the knowledge base, saying which and why."""
+    live = live_document_slugs()
+    named = list(dict.fromkeys([*hits, *hard_negatives]))
+    unknown = [slug for slug in named if slug not in live]
+    if not unknown:
+        return
+    deleted = set(Document.objects.filter(slug__in=unknown, deleted_at__isnull=False).values_list("slug", flat=True))
+    problems = []
+    for slug in unknown:
+        if slug in deleted:
+            problems.append(f"“{slug}” was deleted from the knowledge base")
+            continue
+        close = difflib.get_close_matches(slug, sorted(live), n=2, cutoff=0.75)
+        hint = f" (did you mean {' or '.join(f'“{c}”' for c in close)}?)" if close else ""
+        problems.append(f"“{slug}” is not a document in the knowledge base{hint}")
+    raise GoldenSetError("Hits and hard negatives must name live documents: " + "; ".join(problems) + ".")
+
+
+@dataclass(frozen=True)
+class DocumentSuggestion:
+    """A document the case's trace retrieved, offered on the case's edit page."""
+
+    slug: str
+    rank: int | None
+    vector_score: float | None
+    kept: bool
+    live: bool
+    hard_negative_candidate: bool  # the turn failed with this document in its context
+
+
+def case_suggestions(case: GoldenCase, live: set[str]) -> list[DocumentSuggestion]:
+    """Return the documents the case's trace retrieved, best rank first, once each."""
+    trace = case.trace
+    if trace is None:
+        return []
+    failed = bool(trace_failure(trace))
+    best: dict[str, dict] = {}
+    for row in trace.retrieval or []:
+        if not isinstance(row, dict) or not row.get("doc"):
+            continue
+        seen = best.setdefault(row["doc"], {"rank": row.get("rank"), "score": row.get("vector_score"), "kept": False})
+        seen["kept"] = seen["kept"] or bool(row.get("kept"))
+    return [DocumentSuggestion(slug=slug, rank=row["rank"], vector_score=row["score"], kept=row["kept"],
+                               live=slug in live, hard_negative_candidate=failed and row["kept"])
+            for slug, row in best.items()]
+
+
+def deleted_document_slugs() -> set[str]:
+    """Return the slugs of the knowledge base's soft-deleted documents."""
+    return set(Document.objects.filter(deleted_at__isnull=False).values_list("slug", flat=True))
+
+
+def missing_documents(case: GoldenCase, deleted: set[str]) -> list[str]:
+    """Return the case's hits and hard negatives whose document was deleted from the knowledge base since.
+
+    Only deleted documents: a set imported before its knowledge base names documents not there yet, and
+    flagging every case of it would hide the ones that really lost their document.
+    """
+    return [slug for slug in dict.fromkeys([*case.hits, *case.hard_negatives]) if slug in deleted]
 
 
 def gate_decision_record(*, run, golden_set_name: str | None, gates_file: str, gates_text: str, baseline: str,

@@ -145,8 +145,12 @@ def golden_set_detail(request, golden_set_id):
     """Show a set's cases, versions and runs, the run form, the variants form and the synthetic review queue."""
     golden_set = access_golden_set(request.user, golden_set_id)
     cases = list(golden_set.cases.select_related("trace", "failure_class"))
+    deleted = services.deleted_document_slugs()
+    for case in cases:
+        case.missing_documents = services.missing_documents(case, deleted)
     return render(request, "traces/golden_set_detail.html", {
         "golden_set": golden_set, "cases": cases,
+        "cases_missing_documents": sum(1 for case in cases if case.missing_documents),
         "awaiting_review": [c for c in cases if c.synthetic and not c.reviewed],
         "versions": golden_set.versions.defer("snapshot").select_related("created_by").order_by("-number"),
         "runs": [RunSummary.of(run) for run in golden_set.runs.all()[:10]],
@@ -455,6 +459,7 @@ def golden_case_edit(request, case_id):
             facts = _lines(_case_field(request, "facts", "The facts field", CASE_LIST_MAX))
             hits = _commas(_case_field(request, "hits", "The hits field", CASE_LIST_MAX))
             negatives = _commas(_case_field(request, "hard_negatives", "The hard negatives field", CASE_LIST_MAX))
+            services.golden_case_documents_check(hits=hits, hard_negatives=negatives)
             services.golden_case_update(
                 case=case, user=request.user, query=query, facts=facts, hits=hits, hard_negatives=negatives,
                 must_pass="must_pass" in request.POST,
@@ -467,7 +472,15 @@ def golden_case_edit(request, case_id):
             messages.success(request,
                              f"Saved; {case.golden_set.name} is now version {case.golden_set.current_version}.")
             return redirect("evals:golden_case", case_id=case.pk)
-    return render(request, "traces/golden_case.html", {"case": case, "error": error,
-                                                       "facts": "\n".join(case.facts),
-                                                       "hits": ", ".join(case.hits),
-                                                       "hard_negatives": ", ".join(case.hard_negatives)})
+    live = services.live_document_slugs()
+    posted = request.POST if error else None  # a refused form comes back as typed, not as stored
+    return render(request, "traces/golden_case.html", {
+        "case": case, "error": error,
+        "query": posted.get("query", "") if posted else case.query,
+        "facts": posted.get("facts", "") if posted else "\n".join(case.facts),
+        "hits": posted.get("hits", "") if posted else ", ".join(case.hits),
+        "hard_negatives": posted.get("hard_negatives", "") if posted else ", ".join(case.hard_negatives),
+        "suggestions": services.case_suggestions(case, live), "live_documents": sorted(live),
+        "missing_documents": services.missing_documents(case, services.deleted_document_slugs()),
+        "trace_failure": services.trace_failure(case.trace) if case.trace_id else "",
+    }, status=400 if error else 200)

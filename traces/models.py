@@ -1,8 +1,14 @@
 """One Trace row per bot turn — answered, escalated or silenced — with everything needed to review it."""
 
 from django.conf import settings
+from django.contrib.postgres.indexes import GinIndex
+from django.contrib.postgres.search import SearchVectorField
 from django.db import models
-from django.db.models import Value
+from django.db.models import F, Value
+
+from kb.models import FoldAccents, RegConfig, ToTsVector
+
+from traces.fingerprint import ConfigurationParts
 
 # Stages where a first upstream failure can start (open coding and taxonomy share them).
 STAGES = ["routing", "retrieval", "pruning", "billing", "writing", "verification", "humanizing", "channel"]
@@ -32,6 +38,36 @@ class HasDerived(models.Func):
 
     template = "jsonb_path_exists(%(expressions)s, '$[*].verdict.derived[*]')"
     output_field = models.BooleanField()
+
+
+class TraceText(models.Func):
+    """The words of a turn an analyst searches: the customer's query, the reply sent and the note for the agent."""
+
+    template = "(%(expressions)s)"
+    arg_joiner = " || ' ' || "
+    output_field = models.TextField()
+
+
+class TsVectorOr(models.Func):
+    """Two text-search vectors (or queries) as one: `a || b`."""
+
+    template = "(%(expressions)s)"
+    arg_joiner = " || "
+    output_field = SearchVectorField()
+
+
+SEARCH_CONFIGS = ("spanish", "english")
+
+
+def trace_search_vector() -> TsVectorOr:
+    """Return the text-search vector of a trace (stored in `Trace.search_vector`).
+
+    Accents are folded first (the KB's `FoldAccents`, so "reconexion" finds "reconexión" the way retrieval
+    does), then stemmed by both the Spanish and the English configuration, so "facturas" finds "factura" and
+    "charges" finds "charge" whatever the turn's language.
+    """
+    folded = FoldAccents(TraceText(F("query"), F("final_text"), F("internal_note")))
+    return TsVectorOr(*(ToTsVector(RegConfig(Value(config)), folded) for config in SEARCH_CONFIGS))
 
 
 class Trace(models.Model):
@@ -87,12 +123,21 @@ class Trace(models.Model):
     latency_ms = models.JSONField(default=dict, blank=True)
     total_ms = models.FloatField(default=0)
     token_usage = models.JSONField(default=dict, blank=True)
+    # What the turn ran under (prompt, model, router, index, tuning); the row holds the parts once.
+    configuration = models.ForeignKey("traces.Configuration", null=True, blank=True, on_delete=models.PROTECT,
+                                      related_name="traces", db_index=False)
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
     # Derived by PostgreSQL from `attempts`: filterable and indexed without any writer filling them.
     verdict = models.GeneratedField(expression=VerdictOf("attempts"), output_field=models.CharField(max_length=10),
                                     db_persist=True)
     has_derived = models.GeneratedField(expression=HasDerived("attempts"), output_field=models.BooleanField(),
                                         db_persist=True)
+    # Stored, not an expression index: the first page of a common word walks the keyset index and tests each
+    # row, and a stored vector costs microseconds per row where recomputing two to_tsvector() costs ~0.2 ms —
+    # measured in bench/traces.py, where the expression index put a two-word English search at p95 218 ms on
+    # 20,000 traces. The price: adding the column rewrites the table once (see docs/traces.md for 1M traces).
+    search_vector = models.GeneratedField(expression=trace_search_vector(), output_field=SearchVectorField(),
+                                          db_persist=True)
 
     class Meta:
         permissions = [('review_traces', 'Review traces, code failures and run evals')]
@@ -110,9 +155,11 @@ class Trace(models.Model):
             models.Index(fields=["prompt_version", "-created_at", "-id"], name="trace_prompt_keyset"),
             models.Index(fields=["index_version", "-created_at", "-id"], name="trace_index_keyset"),
             models.Index(fields=["model", "-created_at", "-id"], name="trace_model_keyset"),
+            models.Index(fields=["configuration", "-created_at", "-id"], name="trace_config_keyset"),
             models.Index(fields=["-created_at", "-id"], condition=models.Q(has_derived=True),
                          name="trace_derived_keyset"),
             models.Index(fields=["total_ms"], name="trace_total_ms"),
+            GinIndex(fields=["search_vector"], name="trace_text_search"),
         ]
 
     def __str__(self):
@@ -217,3 +264,32 @@ class ReviewNote(models.Model):
         ]
         indexes = [models.Index(fields=["trace"], name="review_note_trace"),
                    models.Index(fields=["failure_class"], name="review_note_class")]
+
+
+class Configuration(models.Model):
+    """What a turn ran under — prompt, model, router, index and tuning — stored once per fingerprint.
+
+    The fingerprint and the tuning hash come from traces/fingerprint.py; each part is a field, so two
+    configurations can be compared part by part (`Configuration.parts()` → `differences()`).
+    """
+
+    fingerprint = models.CharField(max_length=16, primary_key=True)
+    prompt_version = models.CharField(max_length=40, blank=True)
+    model = models.CharField(max_length=100, blank=True)
+    router_version = models.CharField(max_length=100, blank=True)
+    index_version = models.PositiveIntegerField(null=True, blank=True)
+    kb_prune_margin = models.FloatField()
+    kb_min_context_score = models.FloatField()
+    bot_max_rewrites = models.PositiveIntegerField()
+    phrases_hash = models.CharField(max_length=16)
+    tuning_hash = models.CharField(max_length=16)
+    first_seen_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-first_seen_at", "fingerprint"]
+
+    def __str__(self):
+        return f"configuration {self.fingerprint}"
+
+    def parts(self) -> ConfigurationParts:
+        return ConfigurationParts(**{name: getattr(self, name) for name in ConfigurationParts.__dataclass_fields__})

@@ -5,16 +5,29 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import asdict, dataclass, field
 
-from django.db.models import Exists, OuterRef, QuerySet
+from django.db import connection
+from django.db.models import BooleanField, DateTimeField, Exists, F, Func, OuterRef, QuerySet, Value
 
 from core import params as core_params
 from core.keyset import keyset_page
-from desk.models import Conversation, Message
-from traces.models import FailureClass, ReviewNote, ReviewSession, SessionTrace, Trace
+from desk.models import ComplaintSignal, Conversation, Message
+from kb.models import FoldAccents, RegConfig
+from traces import labels
+from traces.models import (
+    SEARCH_CONFIGS,
+    FailureClass,
+    ReviewNote,
+    ReviewSession,
+    SessionTrace,
+    Trace,
+    TsVectorOr,
+)
 from traces.taxonomy import CodedNote, summarize
 
 PAGE_SIZE = 50
 VERDICTS = ["grounded", "rewritten", "ungrounded", "none"]
+COUNT_LIMIT = 10_000  # counted exactly up to here; beyond, the page says "10,000+"
+SEARCH_MAX = 200
 
 
 @dataclass(frozen=True)
@@ -33,11 +46,14 @@ class TraceFilters:
     prompt_version: str = ""
     index_version: int | None = None
     model: str = ""
+    configuration: str = ""
     has_note: bool | None = None
     failure_class: int | None = None
     complaint_sourced: bool | None = None
+    suspected_complaint: bool | None = None
     verified_wrong: bool | None = None
     latency_above: float | None = None
+    text: str = ""
     problems: tuple[str, ...] = field(default=(), compare=False)  # what was sent but could not be a filter
 
     def to_query(self) -> dict[str, str]:
@@ -55,7 +71,9 @@ class TraceFilters:
 
 
 TEXT_FILTERS = ("escalation_reason", "route", "language", "channel", "prompt_version", "model")
-YES_NO_FILTERS = ("derived", "has_note", "complaint_sourced", "verified_wrong")
+TEXT_FILTER_LABELS = {"escalation_reason": "Escalation reason", "route": "Route", "language": "Language",
+                      "channel": "Channel", "prompt_version": "Prompt version", "model": "Model"}
+YES_NO_FILTERS = ("derived", "has_note", "complaint_sourced", "suspected_complaint", "verified_wrong")
 
 
 def parse_trace_filters(params) -> TraceFilters:
@@ -75,25 +93,81 @@ def parse_trace_filters(params) -> TraceFilters:
         "latency_above": core_params.number(params.get("latency_above"), label="Latency above"),
     }
     for name in TEXT_FILTERS:
-        read[name] = core_params.text(params.get(name), label=name.replace("_", " ").capitalize(), max_length=100)
+        read[name] = core_params.text(params.get(name), label=TEXT_FILTER_LABELS[name], max_length=100)
+    read["configuration"] = core_params.text(params.get("configuration"), label="Configuration", max_length=64)
+    read["text"] = core_params.text(params.get("text"), label="The search", max_length=SEARCH_MAX)
     for name in YES_NO_FILTERS:
         read[name] = core_params.boolean(params.get(name), label=name.replace("_", " ").capitalize())
     return TraceFilters(**{name: parsed.value for name, parsed in read.items()},
                         problems=tuple(parsed.error for parsed in read.values() if parsed.error))
 
 
+CHOICE_COLUMNS = ("escalation_reason", "route", "language", "channel", "prompt_version", "index_version", "model")
+
+
+def distinct_values(column: str) -> list:
+    """Return the distinct non-empty values of one filter column, read off its index one value at a time.
+
+    A loose index scan (a recursive CTE that asks the (column, created_at, id) index for the next larger
+    value): as many index probes as there are values, where SELECT DISTINCT reads every row — 1M traces.
+    """
+    if column not in CHOICE_COLUMNS:
+        raise ValueError(f"not a filter column: {column}")
+    table = Trace._meta.db_table
+    with connection.cursor() as cursor:
+        cursor.execute(f"""
+            WITH RECURSIVE walk(v) AS (
+                (SELECT {column} FROM {table} WHERE {column} IS NOT NULL ORDER BY {column} LIMIT 1)
+                UNION ALL
+                SELECT (SELECT {column} FROM {table} WHERE {column} > walk.v ORDER BY {column} LIMIT 1)
+                FROM walk WHERE walk.v IS NOT NULL
+            )
+            SELECT v FROM walk WHERE v IS NOT NULL AND v::text <> ''
+        """)  # noqa: S608 - the column is one of CHOICE_COLUMNS
+        return [row[0] for row in cursor.fetchall()]
+
+
+class Matches(Func):
+    """`vector @@ query`."""
+
+    template = "%(expressions)s"
+    arg_joiner = " @@ "
+    output_field = BooleanField()
+
+
+def search_query(text: str) -> TsVectorOr:
+    """Return the text-search query for what an analyst typed (web-search syntax: "a phrase", -word, or).
+
+    Folded and stemmed like the traces' vector, in both configurations, either of which may match.
+    """
+    folded = FoldAccents(Value(text))
+    return TsVectorOr(*(Func(RegConfig(Value(config)), folded, function="websearch_to_tsquery")
+                        for config in SEARCH_CONFIGS))
+
+
 def traces_filtered(*, filters: TraceFilters) -> QuerySet[Trace]:
-    """Return the traces matching the filters, newest first on (created_at, id)."""
+    """Return the traces matching the filters, newest first on (created_at, id).
+
+    A text filter matches its stored values case-insensitively, by code or label ("no_context" and "Nothing
+    relevant found" both mean NO_CONTEXT): the typed value is resolved to the stored values first, so the
+    query is still an equality on the column's index.
+    """
     traces = Trace.objects.all()
     if filters.since:
         traces = traces.filter(created_at__gte=filters.since)
     if filters.until:
         traces = traces.filter(created_at__lt=filters.until)
-    for name in ("outcome", "escalation_reason", "route", "language", "channel", "verdict", "prompt_version",
-                 "model"):
+    for name in ("outcome", "verdict", "configuration"):
         value = getattr(filters, name)
         if value:
             traces = traces.filter(**{name: value})
+    for name in TEXT_FILTERS:
+        value = getattr(filters, name)
+        if value:
+            stored = labels.matching_values(value, distinct_values(name), labels.LABELS_BY_FILTER.get(name))
+            traces = traces.filter(**{f"{name}__in": stored})
+    if filters.text:
+        traces = traces.filter(Matches(F("search_vector"), search_query(filters.text)))
     if filters.index_version is not None:
         traces = traces.filter(index_version=filters.index_version)
     if filters.derived is not None:
@@ -108,9 +182,15 @@ def traces_filtered(*, filters: TraceFilters) -> QuerySet[Trace]:
         classes = [filters.failure_class, *FailureClass.objects.filter(merged_into_id=filters.failure_class)
                    .values_list("pk", flat=True)]
         traces = traces.filter(Exists(ReviewNote.objects.filter(trace=OuterRef("pk"), failure_class_id__in=classes)))
-    if filters.complaint_sourced is not None:
-        tagged = Exists(SessionTrace.objects.filter(trace=OuterRef("pk")).exclude(source=SessionTrace.Source.UNIFORM))
-        traces = traces.filter(tagged if filters.complaint_sourced else ~tagged)
+    # Complaints, like verified-wrong marks, are rare: the same list-of-reply-ids plan as below.
+    for wanted, certainty in ((filters.complaint_sourced, ComplaintSignal.Certainty.CONFIRMED),
+                              (filters.suspected_complaint, ComplaintSignal.Certainty.SUSPECTED)):
+        if wanted is not None:
+            replies = complained_replies(certainty=certainty)
+            if wanted:
+                traces = traces.filter(reply_id__in=replies)
+            elif replies:
+                traces = traces.exclude(reply_id__in=replies)
     if filters.verified_wrong is not None:
         # Marked answers are rare: hand the planner their ids as a list, so "yes" probes the unique reply_id index
         # and "no" becomes a per-row hashed NOT IN on the keyset scan (a join or EXISTS picks far worse plans).
@@ -122,18 +202,69 @@ def traces_filtered(*, filters: TraceFilters) -> QuerySet[Trace]:
     return traces.order_by("-created_at", "-pk")
 
 
-def trace_page(*, filters: TraceFilters, after: str = "", size: int = PAGE_SIZE) -> tuple[list[Trace], str | None]:
-    """Return one page of filtered traces older than the cursor, and the cursor of the next page."""
-    traces = traces_filtered(filters=filters).select_related("conversation").defer(
-        "retrieval", "tool_calls", "evidence", "attempts", "humanizer", "citations", "token_usage")
+def complained_replies(*, certainty: str = ComplaintSignal.Certainty.CONFIRMED) -> list[int]:
+    """Return the ids of the bot messages with a complaint signal of this certainty (confirmed by default).
+
+    Confirmed: an agent marked it, or the customer reacted 👎 / 😡 / 😠. A bot message with a confirmed and
+    a suspected signal counts as confirmed only.
+    """
+    signals = ComplaintSignal.objects.filter(certainty=certainty)
+    if certainty == ComplaintSignal.Certainty.SUSPECTED:
+        signals = signals.exclude(message__complaints__certainty=ComplaintSignal.Certainty.CONFIRMED)
+    return list(signals.values_list("message_id", flat=True).distinct())
+
+
+class SortedAfterFetch(Func):
+    """created_at as an expression no index holds: ORDER BY on it makes PostgreSQL fetch the matches, then sort."""
+
+    template = "(%(expressions)s + interval '0 seconds')"
+    output_field = DateTimeField()
+
+
+def trace_page(*, filters: TraceFilters, after: str = "", size: int = PAGE_SIZE,
+               matches: int | None = None) -> tuple[list[Trace], str | None]:
+    """Return one page of filtered traces older than the cursor, and the cursor of the next page.
+
+    matches: how many traces the filters match when that is known to be at most COUNT_LIMIT (trace_count).
+    A text search that matches few traces is then read through its GIN index and sorted, instead of walking
+    the (created_at, id) index and testing every trace: the planner cannot know a word is rare (an unknown
+    word is estimated at 1 % of the rows), and that walk read all 1M traces to find none — 4.9 s.
+    """
+    traces = traces_filtered(filters=filters)
+    if filters.text and matches is not None and matches <= COUNT_LIMIT:
+        traces = traces.order_by(SortedAfterFetch(F("created_at")).desc(), "-pk")
+    traces = traces.select_related("conversation").defer(
+        "retrieval", "tool_calls", "evidence", "attempts", "humanizer", "citations", "token_usage", "search_vector")
     return keyset_page(traces, after=after, size=size)
 
 
+def trace_page_and_count(*, filters: TraceFilters, after: str = "", limit: int = COUNT_LIMIT):
+    """Return (page, next cursor, count, more than `limit`) — the count first, so the page can use it."""
+    count, more = trace_count(filters=filters, limit=limit)
+    page, next_cursor = trace_page(filters=filters, after=after, matches=None if more else count)
+    return page, next_cursor, count, more
+
+
+def trace_count(*, filters: TraceFilters, limit: int = COUNT_LIMIT) -> tuple[int, bool]:
+    """Return how many traces match, counted up to `limit`, and whether there are more than that.
+
+    Counting stops at limit + 1 rows (a LIMIT subquery), so a broad filter over millions of traces costs what
+    10,001 rows cost, and a narrow one is exact.
+    """
+    counted = traces_filtered(filters=filters).order_by()[:limit + 1].count()
+    return min(counted, limit), counted > limit
+
+
 def filter_choices() -> dict[str, list]:
-    """Return the known values for the select filters (small, distinct columns)."""
+    """Return the options of the select filters, taken from the data, labelled (small, distinct columns)."""
+    from_data = {
+        name: labels.choices(distinct_values(name), labels.LABELS_BY_FILTER.get(name)) for name in TEXT_FILTERS
+    }
+    from_data["index_version"] = [labels.Choice(str(v), f"v{v}") for v in sorted(distinct_values("index_version"))]
     return {
-        "outcomes": Trace.Outcome.values,
-        "verdicts": VERDICTS,
+        **from_data,
+        "outcomes": [labels.Choice(value, label) for value, label in Trace.Outcome.choices],
+        "verdicts": [labels.Choice(v, labels.VERDICT_LABELS[v]) for v in VERDICTS],
         "failure_classes": list(FailureClass.objects.filter(merged_into__isnull=True)
                                 .select_related("session").order_by("session_id", "name")),
     }

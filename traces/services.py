@@ -6,12 +6,34 @@ import datetime as dt
 import secrets
 
 from django.db import transaction
-from django.db.models import Max
+from django.db.models import Exists, Max, OuterRef, Subquery
 
-from traces.models import STAGES, FailureClass, FailureClassEvent, ReviewNote, ReviewSession, SessionTrace, Trace
+from traces.fingerprint import ConfigurationParts
+from traces.models import (
+    STAGES,
+    Configuration,
+    FailureClass,
+    FailureClassEvent,
+    ReviewNote,
+    ReviewSession,
+    SessionTrace,
+    Trace,
+)
 from traces.sampling import append_tagged, draw_uniform
+from desk.models import ComplaintSignal
 from traces.selectors import TraceFilters, parse_trace_filters, traces_filtered
 from traces.signals import review_note_saved
+
+
+def configuration_record(*, parts: ConfigurationParts) -> str:
+    """Store the configuration's parts unless its fingerprint is known; return the fingerprint.
+
+    One `INSERT … ON CONFLICT DO NOTHING`: no savepoint, no lock beyond the key, so it runs inside the
+    turn's one transaction and two turns recording the same new configuration at once keep one row.
+    """
+    fields = parts.fields()
+    Configuration.objects.bulk_create([Configuration(**fields)], ignore_conflicts=True)
+    return fields["fingerprint"]
 
 
 class ReviewError(ValueError):
@@ -53,11 +75,36 @@ def review_session_add_verified_wrong(*, session: ReviewSession, limit: int = 10
     candidates = (Trace.objects.filter(created_at__gte=session.window_start, created_at__lt=session.window_end,
                                        reply__verified_wrong_at__isnull=False)
                   .order_by("reply__verified_wrong_at", "pk").values_list("pk", flat=True)[:limit])
+    return _append(session, candidates, SessionTrace.Source.VERIFIED_WRONG)
+
+
+@transaction.atomic
+def review_session_add_complaints(*, session: ReviewSession, limit: int = 100) -> int:
+    """Append the window's traces whose reply carries a confirmed complaint, tagged as such; return how many.
+
+    Confirmed means an agent marked the answer or the customer reacted 👎 / 😡 / 😠 to it. Suspected
+    complaints (a follow-up that reads as disagreeing) are left out: the rules that suspect them miss
+    no agreement on the labelled set but are words, not a person's verdict, and a session's complaint
+    source should stay what customers and agents said. The browser's "suspected complaint" filter
+    samples them on purpose.
+    """
+    session = ReviewSession.objects.select_for_update().get(pk=session.pk)
+    confirmed = ComplaintSignal.objects.filter(message_id=OuterRef("reply_id"),
+                                               certainty=ComplaintSignal.Certainty.CONFIRMED)
+    candidates = (Trace.objects.filter(Exists(confirmed), created_at__gte=session.window_start,
+                                       created_at__lt=session.window_end)
+                  .annotate(complained_at=Subquery(confirmed.order_by("at").values("at")[:1]))
+                  .order_by("complained_at", "pk").values_list("pk", flat=True)[:limit])
+    return _append(session, candidates, SessionTrace.Source.COMPLAINT)
+
+
+def _append(session: ReviewSession, candidates, source: str) -> int:
+    """Append the candidates not yet in the session after its last trace, with their source."""
     existing = list(session.items.values_list("trace_id", flat=True))
     added = append_tagged(existing=existing, candidates=candidates)
     start = (session.items.aggregate(last=Max("position"))["last"] or 0) + 1
     SessionTrace.objects.bulk_create(
-        SessionTrace(session=session, trace_id=trace_id, source=SessionTrace.Source.VERIFIED_WRONG, position=i)
+        SessionTrace(session=session, trace_id=trace_id, source=source, position=i)
         for i, trace_id in enumerate(added, start=start))
     return len(added)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -25,6 +26,8 @@ class Bar:
     count: int
     y: int
     width: int
+    lines: tuple[str, ...] = ()  # the label wrapped to fit beside the bar, never cut
+    height: int = 22
 
 
 @dataclass
@@ -66,11 +69,30 @@ def summarize(notes: Sequence[CodedNote], merged_into: Mapping[int, int | None])
     )
 
 
-def bars(counts: Sequence[tuple[str, int]], *, max_width: int = 300, row_height: int = 22) -> list[Bar]:
-    """Lay out horizontal bars for a server-rendered SVG chart, longest bar at max_width."""
+LINE_HEIGHT = 14
+
+
+def bars(counts: Sequence[tuple[str, int]], *, max_width: int = 300, row_height: int = 22,
+         wrap: int = 20) -> list[Bar]:
+    """Lay out horizontal bars for a server-rendered SVG chart, longest bar at max_width.
+
+    A label longer than `wrap` characters is wrapped onto more lines (SVG text does not wrap itself) and its
+    row grows to hold them, so a class name is read whole.
+    """
     top = max((c for _, c in counts), default=0) or 1
-    return [Bar(label=label, count=count, y=i * row_height, width=max(1, round(max_width * count / top)) if count else 0)
-            for i, (label, count) in enumerate(counts)]
+    laid_out, y = [], 0
+    for label, count in counts:
+        lines = tuple(textwrap.wrap(str(label), wrap, break_long_words=True)) or ("",)
+        height = row_height + LINE_HEIGHT * (len(lines) - 1)
+        laid_out.append(Bar(label=label, count=count, y=y, lines=lines, height=height,
+                            width=max(1, round(max_width * count / top)) if count else 0))
+        y += height
+    return laid_out
+
+
+def chart_height(laid_out: Sequence[Bar]) -> int:
+    """Return the height of a bar chart: its rows, or one empty row."""
+    return sum(bar.height for bar in laid_out) or 22
 
 
 def saturation(class_is_new: Sequence[bool], window: int = 20) -> tuple[int, int]:

@@ -16,13 +16,15 @@ from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_POST
 
 from core import params
-from desk.models import Conversation, Message
+from desk.disagreement import RULE_LABELS
+from desk.models import ComplaintSignal, Conversation, Message
 from kb.access import may_edit_kb
 from kb.models import Chunk
-from traces import selectors, services
+from traces import labels, selectors, services
+from traces.fingerprint import PARTS
 from traces.access import may_read_traces, may_review_traces, require_trace_reviewer
 from traces.models import STAGES, FailureClass, FailureClassEvent, ReviewNote, ReviewSession, SessionTrace, Trace
-from traces.taxonomy import bars, saturation
+from traces.taxonomy import bars, chart_height, saturation
 
 
 def access_session(user, session_id: int) -> ReviewSession:
@@ -38,19 +40,48 @@ def trace_list(request):
         raise PermissionDenied
     filters = selectors.parse_trace_filters(request.GET)
     after = params.cursor(request.GET.get("after"))
-    page, next_cursor = selectors.trace_page(filters=filters, after=request.GET.get("after", "") if after.ok else "")
+    page, next_cursor, count, more = selectors.trace_page_and_count(
+        filters=filters, after=request.GET.get("after", "") if after.ok else "", limit=selectors.COUNT_LIMIT)
     query = QueryDict(mutable=True)
     query.update(filters.to_query())
     next_query = query.copy()
     if next_cursor:
         next_query["after"] = next_cursor
+    choices = selectors.filter_choices()
     return render(request, "traces/trace_list.html", {
-        "traces": page, "filters": filters, "params": request.GET, "choices": selectors.filter_choices(),
+        "traces": page, "filters": filters, "params": request.GET, "choices": choices,
+        "select_filters": _select_filters(filters, choices),
+        "count": count, "count_more": more, "count_text": _count_text(count, more),
         "stages": STAGES, "filter_query": query.urlencode(),
         "next_query": next_query.urlencode() if next_cursor else "",
         "may_review": may_review_traces(request.user),
         "problems": [*filters.problems, *([after.error] if after.error else [])],
     })
+
+
+def _count_text(count: int, more: bool) -> str:
+    if more:
+        return f"{count:,}+ traces match."
+    return f"{count:,} trace{'s' if count != 1 else ''} match{'es' if count == 1 else ''}."
+
+
+SELECT_FILTERS = [("escalation_reason", "Escalation reason"), ("route", "Route"), ("language", "Language"),
+                  ("channel", "Channel"), ("prompt_version", "Prompt"), ("index_version", "Index"),
+                  ("model", "Model")]
+
+
+def _select_filters(filters, choices) -> list[dict]:
+    """Shape the data-backed select filters: options, the one selected, and a value typed that no trace has."""
+    shaped = []
+    for name, label in SELECT_FILTERS:
+        raw = getattr(filters, name)
+        raw = "" if raw is None else str(raw)
+        options = choices[name]
+        matched = labels.matching_values(raw, [c.value for c in options], labels.LABELS_BY_FILTER.get(name))
+        selected = matched[0] if len(matched) == 1 else raw
+        shaped.append({"name": name, "label": label, "options": options, "selected": selected,
+                       "unknown": raw if raw and not matched else ""})
+    return shaped
 
 
 EXPORT_COLUMNS = ["id", "created_at", "channel", "language", "route", "routing_rule", "outcome", "escalation_reason",
@@ -103,19 +134,63 @@ def trace_detail(request, trace_id):
     """Show one turn: route, retrieval table, billing calls, evidence, writer attempts, final text, latency."""
     if not may_read_traces(request.user):
         raise PermissionDenied
-    trace = get_object_or_404(Trace.objects.select_related("conversation__contact", "message", "reply"), pk=trace_id)
-    stages = [{"name": name, "ms": ms} for name, ms in trace.latency_ms.items()]
-    longest = max((s["ms"] for s in stages), default=0) or 1
-    for stage in stages:
-        stage["width"] = max(1, round(100 * stage["ms"] / longest))
-    attempts = [{**attempt, "highlighted": _highlight(attempt.get("raw") or attempt.get("reply") or "",
-                                                       (attempt.get("verdict") or {}).get("problems", []))}
-                for attempt in trace.attempts]
+    trace = get_object_or_404(Trace.objects.select_related("conversation__contact", "message", "reply",
+                                                           "configuration").defer("search_vector"), pk=trace_id)
     notes = []
     if may_review_traces(request.user):
         notes = list(trace.review_notes.select_related("author", "failure_class", "session"))
-    return render(request, "traces/trace_detail.html", {"trace": trace, "stages": stages, "notes": notes,
-                                                        "attempts": attempts, "context": _conversation_context(trace)})
+    return render(request, "traces/trace_detail.html", {"trace": trace, "notes": notes, **turn_facts(trace),
+                                                        "context": _conversation_context(trace),
+                                                        "complaints": _complaints(trace),
+                                                        "configuration": _configuration_rows(trace)})
+
+
+def turn_facts(trace: Trace) -> dict:
+    """Return what the trace and review pages show of a turn, in words: latency waterfall, billing calls,
+    writer attempts with the verifier's problems highlighted, the humanizer's decision and token counts."""
+    attempts = []
+    for attempt in trace.attempts or []:
+        if not isinstance(attempt, dict):
+            continue
+        verdict = attempt.get("verdict") if isinstance(attempt.get("verdict"), dict) else {}
+        note_verdict = attempt.get("note_verdict") if isinstance(attempt.get("note_verdict"), dict) else {}
+        attempts.append({**attempt, "verdict": verdict,
+                         "note_problems": note_verdict.get("problems") or [],
+                         "highlighted": _highlight(attempt.get("raw") or attempt.get("reply") or "",
+                                                   verdict.get("problems", []))})
+    latency = trace.latency_ms if isinstance(trace.latency_ms, dict) else {}
+    return {
+        "stages": labels.latency_waterfall(latency, trace.total_ms),
+        "billing_calls": labels.billing_calls(trace.tool_calls),
+        "attempts": attempts,
+        "humanizer": labels.humanizer_sentence(trace.humanizer),
+        "tokens": labels.token_usage(trace.token_usage),
+    }
+
+
+def _configuration_rows(trace: Trace) -> list[dict]:
+    """Return the trace's configuration part by part, with the label people read and the setting behind it."""
+    if trace.configuration is None:
+        return []
+    return [{"label": part.label, "setting": part.setting, "name": part.name,
+             "value": getattr(trace.configuration, part.name)} for part in PARTS]
+
+
+def _complaints(trace: Trace) -> list[dict]:
+    """Return the complaint signals on the turn's reply, each as the sentence the page shows."""
+    if trace.reply_id is None:
+        return []
+    lines = []
+    for signal in ComplaintSignal.objects.filter(message_id=trace.reply_id).select_related("marked_by"):
+        if signal.source == ComplaintSignal.Source.AGENT:
+            how = signal.marked_by.get_username() if signal.marked_by else "an agent"
+        elif signal.source == ComplaintSignal.Source.FOLLOWUP:
+            how = f"the customer's next message {RULE_LABELS.get(signal.detail, signal.detail)}"
+        else:
+            how = signal.detail
+        lines.append({"signal": signal, "how": how,
+                      "suspected": signal.certainty == ComplaintSignal.Certainty.SUSPECTED})
+    return lines
 
 
 CONTEXT_MESSAGES = 6
@@ -180,6 +255,8 @@ def _session_create(request):
         return redirect("traces:sessions")
     if request.POST.get("add_verified_wrong"):
         services.review_session_add_verified_wrong(session=session)
+    if request.POST.get("add_complaints"):
+        services.review_session_add_complaints(session=session)
     return redirect("traces:session", session.pk)
 
 
@@ -217,6 +294,16 @@ def session_add_verified_wrong(request, session_id):
     return redirect("traces:session", session.pk)
 
 
+@login_required
+@require_POST
+def session_add_complaints(request, session_id):
+    """Append the window's traces whose answer the customer complained about (confirmed), tagged as such."""
+    session = access_session(request.user, session_id)
+    added = services.review_session_add_complaints(session=session)
+    messages.info(request, f"{added} complaint trace(s) added.")
+    return redirect("traces:session", session.pk)
+
+
 FIRST_FAILURE_MAX = ReviewNote._meta.get_field("first_failure").max_length
 
 
@@ -249,7 +336,8 @@ def session_review(request, session_id, position):
             return redirect("traces:session", session.pk)
     done = session.notes.filter(author=request.user).exclude(verdict=ReviewNote.Verdict.DEFER).count()
     return render(request, "traces/session_review.html", {
-        "session": session, "item": item, "trace": item.trace, "note": note, "stages": STAGES, "error": error,
+        **turn_facts(item.trace),
+        "session": session, "item": item, "trace": item.trace, "note": note, "review_stages": STAGES, "error": error,
         "previous_position": previous_position, "next_position": next_position, "done": done,
         "total": len(positions), "number": index + 1, "form": request.POST if error else None,
     }, status=400 if error else 200)
@@ -267,14 +355,16 @@ def session_taxonomy(request, session_id):
         return redirect("traces:taxonomy", session.pk)
     summary, classes = selectors.session_taxonomy(session=session)
     class_counts = [(classes[pk].name if pk else "(unassigned)", count) for pk, count in summary.by_class]
+    class_bars = bars(class_counts)
+    stage_bars = bars([(labels.label(labels.STAGE_LABELS, stage), count) for stage, count in summary.by_stage])
     live = [c for c in classes.values() if c.merged_into_id is None]
     merged = [c for c in classes.values() if c.merged_into_id is not None]
     notes = session.notes.filter(verdict=ReviewNote.Verdict.FAIL).select_related("author", "failure_class", "trace")
     return render(request, "traces/taxonomy.html", {
         "session": session, "summary": summary, "live_classes": sorted(live, key=lambda c: c.name.lower()),
         "merged_classes": merged, "notes": notes, "stages": STAGES,
-        "class_bars": bars(class_counts), "stage_bars": bars(summary.by_stage),
-        "class_chart_height": 22 * max(1, len(class_counts)), "stage_chart_height": 22 * max(1, len(summary.by_stage)),
+        "class_bars": class_bars, "stage_bars": stage_bars,
+        "class_chart_height": chart_height(class_bars), "stage_chart_height": chart_height(stage_bars),
         "class_ids": {classes[pk].name if pk else "(unassigned)": pk for pk, _ in summary.by_class},
         "retrieval_share": round(100 * summary.share(summary.retrieval_failures)),
         "generation_share": round(100 * summary.share(summary.generation_failures)),

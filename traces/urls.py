@@ -12,6 +12,8 @@ urlpatterns = [
     path("sessions/<int:session_id>/", trace_views.session_detail, name="session"),
     path("sessions/<int:session_id>/verified-wrong/", trace_views.session_add_verified_wrong,
          name="session_add_verified_wrong"),
+    path("sessions/<int:session_id>/complaints/", trace_views.session_add_complaints,
+         name="session_add_complaints"),
     path("sessions/<int:session_id>/review/<int:position>/", trace_views.session_review, name="review"),
     path("sessions/<int:session_id>/taxonomy/", trace_views.session_taxonomy, name="taxonomy"),
     # The conversation page's "bot's last turn" panel (loaded by htmx).

@@ -11,7 +11,8 @@ from desk.models import Conversation, Escalation, Message
 from tests.support.billing_sim import AS_OF, client_for, simulator_for
 from tests.support.factories import conversation_start
 from tests.support.fake_openai import HANG, FakeOpenAI
-from traces.models import Trace
+from traces.fingerprint import differences
+from traces.models import Configuration, Trace
 
 pytestmark = pytest.mark.django_db
 
@@ -581,3 +582,54 @@ def test_an_unknown_customer_with_a_policy_question_is_not_asked_for_an_account_
                 writer=TemplateWriter())
     assert trace.route == "document" and trace.tool_calls == []
     assert "cédula" not in trace.final_text
+
+
+# The configuration fingerprint ----------------------------------------------------------------
+
+FEE_QUESTION = "cuanto cobran por reconexion de fibra"
+
+
+def test_every_trace_carries_the_configuration_it_ran_under_and_equal_settings_share_one_row(settings):
+    answered = say(start(), FEE_QUESTION, writer=TemplateWriter())
+    refused = say(start(), "quiero hablar con una persona", writer=TemplateWriter())  # stops before retrieval
+    silenced = say(Conversation.objects.get(pk=refused.conversation_id), "¿hola?", writer=TemplateWriter())
+    assert (refused.outcome, silenced.outcome) == ("escalated", "silenced")
+    assert answered.configuration_id == refused.configuration_id == silenced.configuration_id
+    assert Configuration.objects.filter(pk=answered.configuration_id).count() == 1
+    configuration = answered.configuration
+    assert (configuration.prompt_version, configuration.model) == ("template-2", "template")
+    assert (configuration.router_version, configuration.index_version) == (answered.router_version,
+                                                                          answered.index_version)
+    assert (configuration.kb_prune_margin, configuration.kb_min_context_score, configuration.bot_max_rewrites) == (
+        settings.KB_PRUNE_MARGIN, settings.KB_MIN_CONTEXT_SCORE, settings.BOT_MAX_REWRITES)
+
+
+@pytest.mark.parametrize("setting, value, label", [
+    ("KB_PRUNE_MARGIN", 0.2, "Retrieval prune margin"),
+    ("KB_MIN_CONTEXT_SCORE", 0.9, "Minimum score to count as context"),
+    ("BOT_MAX_REWRITES", 4, "Rewrites allowed after the verifier refuses"),
+    ("GROUNDING_BANNED_PHRASES", ["le garantizo"], "Forbidden and humanizer phrase lists (content hash)"),
+])
+def test_changing_one_tuning_setting_records_a_new_configuration_that_names_what_changed(settings, setting, value,
+                                                                                        label):
+    before = say(start(), FEE_QUESTION, writer=TemplateWriter())
+    setattr(settings, setting, value)
+    after = say(start(), FEE_QUESTION, writer=TemplateWriter())
+    assert after.configuration_id != before.configuration_id
+    assert Configuration.objects.filter(pk__in=[before.configuration_id, after.configuration_id]).count() == 2
+    changed = differences(before.configuration.parts(), after.configuration.parts())
+    assert [difference.part.label for difference in changed] == [label]
+    if setting != "GROUNDING_BANNED_PHRASES":
+        assert changed[0].after == value and changed[0].before == getattr(before.configuration, setting.lower())
+    assert after.configuration.tuning_hash != before.configuration.tuning_hash
+
+
+def test_another_writer_model_is_another_configuration_with_the_same_tuning():
+    template = say(start(), "¿cuál es la capital de Francia?", writer=TemplateWriter())
+    with FakeOpenAI() as fake:
+        model = say(start(), "¿cuál es la capital de Francia?",
+                    writer=LLMWriter(api_key="k", base_url=fake.base_url, model="m-2", timeout=5))
+    changed = {d.part.name: (d.before, d.after)
+               for d in differences(template.configuration.parts(), model.configuration.parts())}
+    assert changed["model"] == ("template", "m-2") and set(changed) == {"model", "prompt_version"}
+    assert model.configuration.tuning_hash == template.configuration.tuning_hash

@@ -198,7 +198,7 @@ def test_an_empty_reply_is_refused_and_nothing_is_sent(staff):
     conversation = escalated().conversation
     services.conversation_take_over(conversation_id=conversation.pk, agent=ana)
     response = post(browser, url("reply", conversation), {"text": "   "})
-    assert response.status_code == 400 and "Write a reply" in response.content.decode()
+    assert response.status_code == 400 and "Write something to send." in response.content.decode()
     assert not Message.objects.filter(author="agent").exists()
 
 

@@ -72,6 +72,24 @@ def test_a_judge_no_better_than_chance_is_refused(tpr, tnr):
         corrected_rate(0.5, tpr, tnr)
 
 
+@pytest.mark.parametrize("tp, fn, tn, fp", [
+    (12, 8, 9, 11),  # TPR 12/20 + TNR 9/20 − 1: 0.050000000000000044 in floating point, 0.05 on paper
+    (1, 0, 1, 19),  # TPR 1/1 + TNR 1/20 − 1: the same rounding from other counts
+])
+def test_a_judge_exactly_at_the_chance_line_is_refused(tp, fn, tn, fp):
+    accuracy = judge_accuracy(pairs(tp=tp, fn=fn, tn=tn, fp=fp))
+    assert accuracy.youden > 0.05  # the rounding the refusal has to see through
+    with pytest.raises(JudgeNoBetterThanChance, match="no better than chance"):
+        corrected_pass_rate(pairs(tp=tp, fn=fn, tn=tn, fp=fp), verdicts(10, 10), seed=1, resamples=0)
+
+
+def test_a_judge_just_above_the_chance_line_gets_a_number():
+    # TPR 61/100 + TNR 45/100 − 1 = 0.06: above the line by a margin no rounding explains.
+    result = corrected_pass_rate(pairs(tp=61, fn=39, tn=45, fp=55), verdicts(12, 8), seed=1, resamples=0)
+    assert result.accuracy.youden == pytest.approx(0.06)
+    assert result.corrected == pytest.approx((0.6 + 0.45 - 1) / 0.06)  # 0.833…
+
+
 def test_inverted_judge_is_refused_from_labels():
     with pytest.raises(JudgeNoBetterThanChance):
         corrected_pass_rate(pairs(fn=30, fp=30), verdicts(10, 10), seed=1)

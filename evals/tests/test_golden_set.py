@@ -168,13 +168,13 @@ def test_make_a_golden_case_and_edit_it_per_role(client, make_staff, sample_kb, 
     assert "reconexion-fibra-es" in form and "csrfmiddlewaretoken" in form
     saved = client.post(response["Location"], {
         "query": "¿cuánto cuesta reconectar la fibra?", "facts": "Bs. 350,00\n\n24 horas ",
-        "hits": "reconexion-fibra-es, reconexion-empresas-es", "hard_negatives": "pago-movil-es",
+        "hits": "reconexion-fibra-es, reconexion-empresarial-es", "hard_negatives": "pago-movil-es",
         "must_pass": "on", "synthetic": "on"})
     assert saved.status_code == 302
     case.refresh_from_db()
     golden_set.refresh_from_db()
     assert case.facts == ["Bs. 350,00", "24 horas"]
-    assert case.hits == ["reconexion-fibra-es", "reconexion-empresas-es"]
+    assert case.hits == ["reconexion-fibra-es", "reconexion-empresarial-es"]
     assert case.hard_negatives == ["pago-movil-es"]
     assert (case.must_pass, case.clarification_expected, case.synthetic) == (True, False, True)
     assert golden_set.current_version == 2

@@ -83,7 +83,7 @@ def test_an_analyst_builds_a_golden_set_runs_it_labels_items_and_reads_the_judge
         live_server, browser_page, small_kb, healthy_billing, make_staff, settings):
     from playwright.sync_api import expect
 
-    from evals.calibration import MIN_YOUDEN
+    from evals.calibration import no_better_than_chance
     from evals.judge import LEXICAL_JUDGE_VERSION
     from evals.labels import split_for
     from evals.models import EvalRun, GoldenCase, GoldenSet, HumanLabel, JudgeVerdict
@@ -222,8 +222,8 @@ def test_an_analyst_builds_a_golden_set_runs_it_labels_items_and_reads_the_judge
     on_test = expected["test"]
     if not (on_test["human_passes"] and on_test["human_fails"]):
         reason = "no human-labelled"
-    elif (on_test["true_passes"] / on_test["human_passes"] + on_test["true_fails"] / on_test["human_fails"]
-          - 1 <= MIN_YOUDEN):
+    elif no_better_than_chance(on_test["true_passes"] / on_test["human_passes"]
+                               + on_test["true_fails"] / on_test["human_fails"] - 1):
         reason = "no better than chance"
     else:
         reason = ""

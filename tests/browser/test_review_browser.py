@@ -158,7 +158,7 @@ def test_an_analyst_samples_last_weeks_traces_codes_them_and_reads_the_share_per
     expect(page.locator("#faithful")).to_have_text("7 of 10")
     stage_chart = page.locator("svg[aria-label='Failures by stage']")
     assert stage_chart.locator("rect > title").all_text_contents() == [
-        "retrieval: 5", "writing: 3", "pruning: 1", "routing: 1"]
+        "Retrieval: 5", "Writing: 3", "Pruning: 1", "Routing: 1"]
     widths = [int(w) for w in stage_chart.locator("rect").evaluate_all("rs => rs.map(r => r.getAttribute('width'))")]
     assert widths[0] == 300 and widths[0] > widths[1] > widths[2] == widths[3] > 0
     class_chart = page.locator("svg[aria-label='Failures by class']")

@@ -2,7 +2,7 @@
 
 import pytest
 
-from traces.taxonomy import CodedNote, bars, resolve_class, saturation, summarize
+from traces.taxonomy import CodedNote, bars, chart_height, resolve_class, saturation, summarize
 
 
 def seed_pile():
@@ -42,6 +42,15 @@ def test_resolve_class_stops_on_a_cycle():
 def test_bars_scale_to_the_longest():
     laid_out = bars([("retrieval", 7), ("writing", 3), ("other", 0)], max_width=140)
     assert [(b.width, b.y) for b in laid_out] == [(140, 0), (60, 22), (0, 44)]
+
+
+def test_a_long_label_wraps_onto_more_lines_and_its_row_grows():
+    name = "Fee quoted from the wrong plan's document"
+    laid_out = bars([(name, 4), ("writing", 2)], wrap=20)
+    assert " ".join(laid_out[0].lines) == name and all(len(line) <= 20 for line in laid_out[0].lines)
+    assert len(laid_out[0].lines) == 3 and laid_out[0].height == 22 + 2 * 14
+    assert laid_out[1].y == laid_out[0].height and laid_out[1].lines == ("writing",)
+    assert chart_height(laid_out) == laid_out[0].height + 22
 
 
 def test_saturation_counts_new_classes_in_the_last_window():

@@ -223,5 +223,5 @@ def test_the_trace_page_shows_the_fallback_path_the_key_figures_and_the_internal
 def test_a_clarifying_question_has_its_own_outcome_and_label(client, analyst):
     trace = make_trace(outcome="clarify", final_text="¿Te refieres al plan mensual o al anual?")
     body = client.get(reverse("traces:detail", args=[trace.pk])).content.decode()
-    assert f"Trace {trace.pk} · clarify (asked to clarify)" in body
+    assert f'Trace {trace.pk} · <span title="clarify">Asked to clarify</span>' in body
     assert trace.pk in listed(client, mine={trace.pk}, outcome="clarify")
