@@ -6,13 +6,13 @@ BIN := $(VENV)/bin
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: demo test venv install install-dev migrate serve worker beat db-stop bench gate clean
+.PHONY: demo test venv install install-dev migrate serve worker beat db-stop bench gate gate-ci gate-baseline clean
 
 # An unset environment is production's (debug off, HTTPS-only cookies, redirect to HTTPS, HSTS). The demo,
 # the tests, the gate and the benchmarks run on plain http on loopback, so they take the development values
 # (config/dev_env.py holds the same) unless the environment sets its own. serve, worker and beat take the
 # environment as it is.
-DEV_TARGETS := demo test gate bench
+DEV_TARGETS := demo test gate gate-ci gate-baseline bench
 $(DEV_TARGETS): export DJANGO_DEBUG ?= 1
 $(DEV_TARGETS): export DJANGO_SECRET_KEY ?= dev-only-insecure-key-change-me
 $(DEV_TARGETS): export DJANGO_SESSION_COOKIE_SECURE ?= 0
@@ -54,12 +54,28 @@ test: install-dev
 	$(BIN)/python -m pytest --cov --cov-report= $(PYTEST_ARGS)
 	$(BIN)/python -m coverage report --include=bot/grounding.py --fail-under=100 --show-missing
 
-# The release gate on the sample golden set (retrieval-only unless a model is configured). Any decision but
-# go fails the target (make itself then exits 2); CI that must tell iterate (2) from block (1) runs the
-# manage.py line directly. GATE_ARGS="--baseline last" also blocks on cases that newly fail.
+# The release gate: the sample golden set through the whole answer path offline (template writer, offline
+# judge unless a model is configured), against the committed baseline run. Any decision but go fails the
+# target. `gate-ci` is what CI runs (gates_ci.toml: the same gates, except that a must-pass case already
+# failing in the baseline is reported, not blocking): block (1) fails it, iterate (2) passes with a warning. After a change
+# that is meant to move the figures, `make gate-baseline` rewrites the baseline file (commit it with the
+# change, saying why).
+GATE_FILE ?= evals/fixtures/gates.toml
+GATE_CI_FILE ?= evals/fixtures/gates_ci.toml
+GATE_BASELINE ?= evals/fixtures/gate_baseline.json
 gate: install migrate
 	$(BIN)/python manage.py kb_import kb/sample
-	$(BIN)/python manage.py gate --gates evals/fixtures/gates.toml $(GATE_ARGS)
+	$(BIN)/python manage.py gate --gates $(GATE_FILE) --baseline $(GATE_BASELINE) $(GATE_ARGS)
+
+gate-ci: install migrate
+	$(BIN)/python manage.py kb_import kb/sample
+	@code=0; $(BIN)/python manage.py gate --gates $(GATE_CI_FILE) --baseline $(GATE_BASELINE) $(GATE_ARGS) || code=$$?; \
+	if [ $$code -eq 2 ]; then echo "gate: ITERATE — thresholds missed, nothing blocking; CI passes with this warning"; \
+	elif [ $$code -ne 0 ]; then echo "gate: BLOCK (exit $$code)"; exit $$code; fi
+
+gate-baseline: install migrate
+	$(BIN)/python manage.py kb_import kb/sample
+	$(BIN)/python manage.py gate --gates $(GATE_FILE) --save-run $(GATE_BASELINE) $(GATE_ARGS) || true
 
 # The web server: static files collected (WhiteNoise serves them, hashed and compressed), migrations applied,
 # then gunicorn. WEB_CONCURRENCY worker processes (default 2); HOST=0.0.0.0 to listen beyond loopback.

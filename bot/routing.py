@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 
 from core.text import fold
@@ -318,3 +318,24 @@ def decide(text: str, scores: Mapping[str, float], *, kind: str = "text", defaul
     courtesy = Courtesy.THANKS if route == Route.SMALLTALK else None
     return Routing(route, language, rule=source, confidence=confidence, unsure=unsure, courtesy=courtesy,
                    version=version)
+
+
+# The sources a classifier's decision names in `Routing.rule` (a rule names itself).
+CLASSIFIER_SOURCES = ("examples", "model")
+
+
+def yield_to_published_number(routing: Routing, text: str, publishing: list[str]) -> Routing:
+    """Send a classifier's account or "cannot do that" route — or an unsure "a person" — to the documents when the
+    message quotes a number a document publishes (`publishing`: those documents' slugs).
+
+    A bank account, phone line or tax id that the provider itself publishes is proof of what the message is about
+    ("transferí a la cuenta 0102…", "I sent a zelle to 305…"): the classifier read the verbs, the number names the
+    document. The customer's own facts still join the answer when they are known (account evidence). Rules (a
+    request for a person, media) always stand.
+    """
+    if not publishing or routing.rule not in CLASSIFIER_SOURCES:
+        return routing
+    if routing.route not in (Route.ACCOUNT, Route.UNSUPPORTED) and not (routing.route == Route.HUMAN and routing.unsure):
+        return routing
+    return replace(routing, route=Route.DOCUMENT, capability=account_capability(text), account_evidence=True,
+                   rule=f"{routing.rule}: number published in {publishing[0]}"[:100])

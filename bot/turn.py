@@ -24,7 +24,7 @@ from bot import clarify, grounding, humanizer
 from bot.configuration import configuration_parts
 from bot.escalation import Reason, agent_summary, ask_for_identity, customer_notice, situation_note
 from bot.router import get_router
-from bot.routing import Route, account_capability
+from bot.routing import CLASSIFIER_SOURCES, Route, account_capability, yield_to_published_number
 from bot.smalltalk import small_talk_reply
 from bot.writer import (
     TemplateWriter,
@@ -38,7 +38,7 @@ from desk.models import Contact, Conversation, Message
 from desk.services import bot_reply_record, conversation_escalate
 from desk.whatsapp import UNREADABLE_KINDS
 from kb.search import current_index_version, search
-from kb.selectors import document_alternatives
+from kb.selectors import document_alternatives, documents_publishing
 from traces.draft import TraceDraft
 from traces.fingerprint import ConfigurationParts
 from traces.models import Trace
@@ -194,9 +194,17 @@ def answer_query(*, query: str, language: str = "es", customer_id: str = "", his
     return QueryAnswer(outcome, recorder.finish())
 
 
+def _routed(text, *, kind="text", default_language, router=None):
+    """Route a message: the router, then the knowledge base's published numbers over a classifier's guess."""
+    routing = (router or get_router()).route(text, kind=kind, default_language=default_language)
+    if kind == "text" and routing.rule in CLASSIFIER_SOURCES:
+        routing = yield_to_published_number(routing, text, documents_publishing(text))
+    return routing
+
+
 def _route(recorder, text, *, kind, default_language, router=None):
     with recorder.stage("route"):
-        routing = (router or get_router()).route(text, kind=kind, default_language=default_language)
+        routing = _routed(text, kind=kind, default_language=default_language, router=router)
     draft = recorder.draft
     draft.route, draft.language, draft.routing_rule = routing.route.value, routing.language, routing.rule
     draft.route_confidence, draft.router_version = round(routing.confidence, 4), routing.version
@@ -287,7 +295,7 @@ def _decide(recorder, message, conversation, contact, *, writer, billing):
         stored = conversation.pending_clarification
         if chosen is not None:
             query = stored["query"]
-            routing = get_router().route(query, default_language=contact.language)
+            routing = _routed(query, default_language=contact.language)
             draft.query, draft.route = query, routing.route.value
             draft.routing_rule = f"clarified: {chosen.label}; original question"[:100]
         Conversation.objects.filter(pk=conversation.pk).update(pending_clarification={})

@@ -13,7 +13,9 @@ thresholds, the upper bound for `*_above` — unless the gate says `"judge_on": 
                  "corrected_pass_rate": {"block_below": 0.70, "iterate_below": 0.85, "optional": true}}}
 
 A metric missing from the report blocks (a gate that cannot measure says no), unless the gate is
-`"optional": true`, in which case it is reported as skipped.
+`"optional": true`, in which case it is reported as skipped. The same holds for a calibrated rate that
+cannot be computed because no human label exists yet; one that the labels refuse (a judge no better
+than chance) blocks even when optional.
 
 Beyond thresholds, a gates file may name a golden SET to run (`golden_set`, imported from `golden`
 when it does not exist yet), whether the run is `retrieval_only`, case ids that `must_pass` (each
@@ -242,7 +244,13 @@ def _evaluate_gate(gate: Gate, report: dict) -> GateResult:
     if report.get(gate.metric) is None:
         decision = Decision.SKIPPED if gate.optional else Decision.BLOCK
         return GateResult(gate, decision, None, "missing", "not in the report")
-    value, judged_on, detail = _measure(gate, report[gate.metric])
+    reported = report[gate.metric]
+    if _uncalibrated(reported):
+        # Nobody has labelled any answer yet: the rate is unknown, not refused. A judge that the labels show
+        # to be no better than chance still blocks (it has labels).
+        decision = Decision.SKIPPED if gate.optional else Decision.BLOCK
+        return GateResult(gate, decision, None, "missing", f"not calibrated yet: {reported['error']}")
+    value, judged_on, detail = _measure(gate, reported)
     if value is None:
         return GateResult(gate, Decision.BLOCK, None, "missing", detail)
     if gate.higher_is_better:
@@ -254,6 +262,12 @@ def _evaluate_gate(gate: Gate, report: dict) -> GateResult:
                     else Decision.ITERATE if gate.iterate_above is not None and value > gate.iterate_above
                     else Decision.GO)
     return GateResult(gate, decision, value, judged_on, detail)
+
+
+def _uncalibrated(reported) -> bool:
+    """True for a calibrated metric that could not be computed because no human label exists yet."""
+    return (isinstance(reported, dict) and bool(reported.get("error"))
+            and reported.get("human_passes") == 0 and reported.get("human_fails") == 0)
 
 
 def _measure(gate: Gate, reported) -> tuple[float | None, str, str]:

@@ -223,3 +223,35 @@ class JudgeVerdict(models.Model):
                            | models.Q(trace__isnull=True, run_item__isnull=False)),
                 name="judge_verdict_one_target"),
         ]
+
+
+class GateDecision(models.Model):
+    """One decision of the release gate: which run, against which baseline, under which gates, and why."""
+
+    class Verdict(models.TextChoices):
+        GO = "go", "Go"
+        ITERATE = "iterate", "Iterate"
+        BLOCK = "block", "Block"
+
+    run = models.ForeignKey(EvalRun, null=True, blank=True, on_delete=models.SET_NULL, related_name="gate_decisions")
+    golden_set = models.ForeignKey(GoldenSet, null=True, blank=True, on_delete=models.SET_NULL,
+                                   related_name="gate_decisions")
+    baseline = models.CharField(max_length=300, blank=True,
+                                help_text="What the run was compared with: 'run 12', a run file's path, or empty.")
+    gates_file = models.CharField(max_length=300)
+    gates_hash = models.CharField(max_length=64, help_text="sha256 of the gates file's text.")
+    decision = models.CharField(max_length=8, choices=Verdict.choices)
+    # One row per gate: {"metric", "value", "judged_on", "decision", "detail"}.
+    reasons = models.JSONField(default=list, blank=True)
+    newly_failing = models.JSONField(default=list, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+
+    def __str__(self):
+        return f"{self.get_decision_display()} · {self.gates_file}"
+
+    @property
+    def failed_gates(self) -> list[dict]:
+        return [row for row in self.reasons if row.get("decision") in ("iterate", "block")]

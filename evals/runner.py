@@ -224,6 +224,12 @@ def run_compare(*, base: EvalRun, head: EvalRun) -> RunComparison:
         retrieval_only=base.retrieval_only != head.retrieval_only)
 
 
+def run_compare_with_cases(*, base: dict[str, list[str]], base_retrieval_only: bool, head: EvalRun) -> RunComparison:
+    """Compare a run with a saved one given as {case_id: failures} (a baseline run file)."""
+    head_failures = dict(head.items.values_list("case_id", "failures"))
+    return answer_checks.compare_failures(base, head_failures, retrieval_only=base_retrieval_only != head.retrieval_only)
+
+
 def _metric_pairs(base: EvalRun, head: EvalRun) -> list[tuple[str, object, object]]:
     b, h = base.metrics or {}, head.metrics or {}
     pairs = [(f"recall@{head.k}" if base.k == head.k else "recall@k",
@@ -266,6 +272,14 @@ def run_summary(run: EvalRun) -> str:
     elif not run.retrieval_only:
         parts.append("not judged")
     return " · ".join(parts)
+
+
+def run_json(run: EvalRun) -> dict:
+    """Return a finished run as `eval_run --json` prints it: what ran, its numbers and every case (a baseline file)."""
+    return {"run": run.pk, "status": run.status, "golden_set": run.golden_set.name,
+            "golden_version": run.golden_version, "retrieval_only": run.retrieval_only, "k": run.k,
+            "prompt_version": run.prompt_version, "model": run.model, "index_version": run.index_version,
+            "judge_version": run.judge_version, **(run.metrics or {}), "per_case": run_cases_json(run)}
 
 
 def run_cases_json(run: EvalRun) -> list[dict]:

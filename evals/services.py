@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -10,7 +11,7 @@ from django.db import transaction
 
 from desk.reasons import LABELS as REASON_LABELS
 from evals.golden import read_golden_rows
-from evals.models import GoldenCase, GoldenSet, GoldenSetVersion
+from evals.models import GateDecision, GoldenCase, GoldenSet, GoldenSetVersion
 from kb.models import Document
 from traces.models import ReviewNote, Trace
 
@@ -218,3 +219,16 @@ def missing_documents(case: GoldenCase, deleted: set[str]) -> list[str]:
     flagging every case of it would hide the ones that really lost their document.
     """
     return [slug for slug in dict.fromkeys([*case.hits, *case.hard_negatives]) if slug in deleted]
+
+
+def gate_decision_record(*, run, golden_set_name: str | None, gates_file: str, gates_text: str, baseline: str,
+                         outcome, newly_failing: list[str]) -> GateDecision:
+    """Store one gate decision (`outcome` is evals.gates.GateReport) with a row per gate and why it decided so."""
+    golden_set = run.golden_set if run is not None else (
+        GoldenSet.objects.filter(name=golden_set_name).first() if golden_set_name else None)
+    reasons = [{"metric": result.gate.metric, "value": result.value, "judged_on": result.judged_on,
+                "decision": result.decision.value, "detail": result.detail} for result in outcome.results]
+    return GateDecision.objects.create(
+        run=run, golden_set=golden_set, baseline=baseline[:300], gates_file=gates_file[:300],
+        gates_hash=hashlib.sha256(gates_text.encode("utf-8")).hexdigest(), decision=outcome.decision.value,
+        reasons=reasons, newly_failing=list(newly_failing))

@@ -154,6 +154,7 @@ def golden_set_detail(request, golden_set_id):
         "awaiting_review": [c for c in cases if c.synthetic and not c.reviewed],
         "versions": golden_set.versions.defer("snapshot").select_related("created_by").order_by("-number"),
         "runs": [RunSummary.of(run) for run in golden_set.runs.all()[:10]],
+        "gate": golden_set.gate_decisions.first(),
         "failure_classes": FailureClass.objects.filter(merged_into__isnull=True)
         .select_related("session").annotate(note_count=Count("notes")).order_by("session__name", "name"),
     })
@@ -276,7 +277,7 @@ def run_detail(request, run_id):
         _label_context(item)
     return render(request, "traces/run_detail.html", {
         "run": run, "summary": RunSummary.of(run), "items": items,
-        "failing": sum(1 for item in items if not item.passed),
+        "failing": sum(1 for item in items if not item.passed), "gate": run.gate_decisions.first(),
     })
 
 

@@ -1,8 +1,10 @@
-"""Reads other rooms make of the knowledge base (the bot asks which of several sibling documents applies)."""
+"""Reads other rooms make of the knowledge base (the bot asks which of several sibling documents applies, and
+which documents publish a number a customer quoted)."""
 
 from __future__ import annotations
 
-from kb.models import Document
+from kb.identifiers import find_identifiers
+from kb.models import Chunk, Document
 
 
 def document_alternatives(*, slugs) -> dict[str, dict]:
@@ -18,3 +20,14 @@ def document_alternatives(*, slugs) -> dict[str, dict]:
                                   "alternatives": list(row["alternatives"])}
         wanted = {alternative for row in found.values() for alternative in row["alternatives"]}
     return found
+
+
+def documents_publishing(text: str) -> list[str]:
+    """Return the slugs of live documents whose live chunks hold an identifier (7+ digits) quoted in `text`:
+    a bank account, a phone line or a tax id the provider publishes, in the documents' order."""
+    identifiers = find_identifiers(text)
+    if not identifiers:
+        return []
+    slugs = (Chunk.objects.live().filter(identifiers__overlap=identifiers, document__deleted_at__isnull=True)
+             .order_by("document__slug").values_list("document__slug", flat=True).distinct())
+    return list(slugs)

@@ -74,3 +74,19 @@ def test_without_json_it_prints_a_readable_summary():
     out = StringIO()
     call_command("answer", "quiero hablar con una persona", stdout=out)
     assert out.getvalue().startswith("escalated · route human · USER_REQUEST")
+
+
+@pytest.mark.parametrize(
+    ("query", "document"),
+    [
+        # Routed to "a person" or "cannot do that" by the classifier alone; the number is the provider's own.
+        ("transferí a la cuenta 01020456780001234567 desde mercantil ayer y todavía no me sale reflejado",
+         "pago-transferencia-es"),
+        ("I sent a zelle to 3055550147 on saturday, when will it show as paid?", "zelle-payments-en"),
+    ],
+)
+def test_a_number_the_provider_publishes_is_answered_from_its_document(query, document):
+    decision = answer(query)
+    assert (decision["outcome"], decision["route"]) == ("answered", "document"), decision
+    cited = {e["id"] for e in decision["evidence"]} & set(decision["citations"])
+    assert cited and decision["retrieved"][0]["doc"] == document

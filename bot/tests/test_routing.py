@@ -132,3 +132,49 @@ def test_language_detection(text, language):
 def test_ties_keep_the_default_language():
     assert detect_language("12345", default="en") == "en"
     assert decide("👍", {}, default_language="en").language == "en"
+
+
+# --- a number the knowledge base publishes ---------------------------------------------------------------
+
+PUBLISHED = ["pago-transferencia-es"]
+
+
+@pytest.mark.parametrize(
+    ("route", "confidence", "expected"),
+    [
+        ("account", 0.9, Route.DOCUMENT),  # "I sent a zelle to 305…, when will it show?": the number names the doc
+        ("unsupported", 0.4, Route.DOCUMENT),
+        ("human", 0.4, Route.DOCUMENT),  # an unsure guess at "a person" yields
+        ("human", 0.9, Route.HUMAN),  # a sure one stands: a missed request for a person is the worst error
+        ("document", 0.9, Route.DOCUMENT),
+    ],
+)
+def test_a_classifier_route_yields_to_a_number_a_document_publishes(route, confidence, expected):
+    from bot.routing import yield_to_published_number
+
+    text = "transferí a la cuenta 01020456780001234567 ayer y no me sale reflejado"
+    decided = decide(text, scores(**{route: confidence, "smalltalk": 1 - confidence}))
+    routed = yield_to_published_number(decided, text, PUBLISHED)
+    assert routed.route == expected
+    if expected == Route.DOCUMENT and route != "document":
+        assert routed.account_evidence  # the customer's own payments still join when they are known
+        assert routed.rule == "examples: number published in pago-transferencia-es"
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["quiero hablar con una persona sobre la cuenta 01020456780001234567",  # a rule decided: it stands
+     "foto: <media omitted> 01020456780001234567"],
+)
+def test_rules_are_never_overridden_by_a_published_number(text):
+    from bot.routing import yield_to_published_number
+
+    decided = decide(text, scores(account=1.0))
+    assert yield_to_published_number(decided, text, PUBLISHED) == decided
+
+
+def test_without_a_published_number_the_classifier_stands():
+    from bot.routing import yield_to_published_number
+
+    decided = decide("me cobraron dos veces", scores(account=0.9, document=0.1))
+    assert yield_to_published_number(decided, "me cobraron dos veces", []) == decided

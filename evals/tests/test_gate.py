@@ -100,9 +100,23 @@ def test_a_missing_metric_blocks_unless_optional(optional, decision):
     assert outcome.decision is decision
 
 
+@pytest.mark.parametrize(
+    "optional, decision",
+    [(False, Decision.BLOCK), (True, Decision.GO)],
+)
+def test_a_rate_nobody_has_labelled_yet_is_skipped_only_when_optional(optional, decision):
+    uncalibrated = {"error": "no human-labelled pass among 0 calibration items", "human_passes": 0,
+                    "human_fails": 0}
+    outcome = decide({"corrected_pass_rate": {"block_below": 0.7, "optional": optional}},
+                     {"corrected_pass_rate": uncalibrated})
+    assert outcome.decision is decision
+    assert outcome.results[0].detail == "not calibrated yet: no human-labelled pass among 0 calibration items"
+
+
 def test_a_refused_calibration_blocks_with_its_reason():
     outcome = decide({"corrected_pass_rate": {"block_below": 0.7, "optional": True}},
-                     {"corrected_pass_rate": {"error": "the judge is no better than chance"}})
+                     {"corrected_pass_rate": {"error": "the judge is no better than chance", "human_passes": 6,
+                                              "human_fails": 4}})
     assert outcome.decision is Decision.BLOCK
     assert outcome.results[0].detail == "the judge is no better than chance"
 
@@ -360,11 +374,15 @@ def log_lines(path):
 
 
 @pytest.mark.django_db
-def test_the_sample_gates_toml_goes_on_the_sample_kb_and_logs_the_decision(sample_kb, settings, run_log):
+def test_the_sample_gates_toml_goes_on_retrieval_and_logs_the_decision(sample_kb, settings, run_log, tmp_path):
     from evals.models import EvalRun, GoldenSet
 
-    settings.OPENAI_API_KEY, settings.OPENAI_BASE_URL = "", ""  # no model: retrieval-only by default
-    code, out = run_gate("--gates", str(settings.BASE_DIR / "evals/fixtures/gates.toml"))
+    # The repository's gates on retrieval alone (the whole answer path is what `make gate` and CI run).
+    text = (settings.BASE_DIR / "evals/fixtures/gates.toml").read_text(encoding="utf-8")
+    assert "\nretrieval_only = false\n" in text
+    gates = tmp_path / "gates.toml"
+    gates.write_text(text.replace("\nretrieval_only = false\n", "\nretrieval_only = true\n"), encoding="utf-8")
+    code, out = run_gate("--gates", str(gates))
     assert code == 0, out
     run = EvalRun.objects.get()
     assert run.retrieval_only and run.golden_set == GoldenSet.objects.get(name="sample")
@@ -464,3 +482,90 @@ def test_baseline_misuse_is_a_clear_error(sample_kb, tmp_path, settings):
         run_gate("--gates", tiny_gates(tmp_path), "--baseline", "999999")
     with pytest.raises(CommandError, match="--run: no eval run 424242"):
         run_gate("--gates", tiny_gates(tmp_path), "--run", "424242")
+
+
+# --- a baseline run file (what CI compares with) ----------------------------------------------------------------
+
+def run_file(tmp_path, name="baseline.json"):
+    """Run the tiny set once and save `eval_run --json` as a baseline file, as the README says to."""
+    out = io.StringIO()
+    call_command("eval_run", "--golden", "tiny", "--retrieval-only", "--json", stdout=out)
+    path = tmp_path / name
+    path.write_text(out.getvalue(), encoding="utf-8")
+    return str(path)
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    "change, extra, code, decision",
+    [
+        (None, {}, 0, "go"),  # nothing moved: go
+        ("zelle", {}, 1, "block"),  # a case that passed in the baseline fails now: block, whatever the thresholds
+        ("reconnect", {"must_pass": ["reconnect"], "no_new_failures": False}, 1, "block"),  # a must-pass failure
+        ("zelle", {"no_new_failures": False, "metrics": {"recall@5": {"block_below": 0.4, "iterate_below": 0.9}}},
+         2, "iterate"),  # only a threshold missed
+    ],
+)
+def test_the_gate_against_a_baseline_file(sample_kb, tmp_path, change, extra, code, decision):
+    from evals.models import GateDecision
+
+    assert run_gate("--gates", tiny_gates(tmp_path))[0] == 0  # imports the set
+    baseline = run_file(tmp_path)
+    if change:
+        break_case(change, ["taxes-en"])
+    got, out = run_gate("--gates", tiny_gates(tmp_path, **extra), "--baseline", baseline)
+    assert got == code, out
+    assert out.rstrip().endswith(f"decision: {decision} (exit {code})")
+    stored = GateDecision.objects.first()
+    assert (stored.decision, stored.baseline, stored.golden_set.name) == (decision, f"file {baseline}", "tiny")
+    if change == "zelle" and not extra:
+        assert f"baseline file {baseline}: newly failing zelle · newly passing none" in out
+        assert stored.newly_failing == ["zelle"]
+        assert [row["metric"] for row in stored.failed_gates] == ["recall@5", "newly_failing"]
+
+
+@pytest.mark.django_db
+def test_a_baseline_file_that_is_not_a_run_is_refused_before_anything_runs(sample_kb, tmp_path):
+    from evals.models import EvalRun
+
+    with pytest.raises(CommandError, match="is none of them"):
+        run_gate("--gates", tiny_gates(tmp_path), "--baseline", str(tmp_path / "missing.json"))
+    with pytest.raises(CommandError, match="needs 'per_case'"):
+        run_gate("--gates", tiny_gates(tmp_path), "--baseline", write(tmp_path, "r.json", REPORT))
+    assert not EvalRun.objects.exists()
+
+
+@pytest.mark.django_db
+def test_a_baseline_file_of_another_set_is_refused(sample_kb, tmp_path):
+    assert run_gate("--gates", tiny_gates(tmp_path))[0] == 0
+    other = json.loads(open(run_file(tmp_path), encoding="utf-8").read()) | {"golden_set": "sample"}
+    with pytest.raises(CommandError, match="is a run of golden set 'sample', not 'tiny'"):
+        run_gate("--gates", tiny_gates(tmp_path), "--baseline", write(tmp_path, "other.json", other))
+
+
+@pytest.mark.django_db
+def test_the_run_and_set_pages_show_the_last_gate_decision(sample_kb, tmp_path, client, make_staff):
+    from evals.models import GateDecision
+
+    assert run_gate("--gates", tiny_gates(tmp_path))[0] == 0
+    break_case("zelle", ["taxes-en"])
+    assert run_gate("--gates", tiny_gates(tmp_path))[0] == 2
+    decision = GateDecision.objects.first()
+    client.force_login(make_staff("ana", "analyst"))
+    for url in (f"/traces/runs/{decision.run_id}/", f"/traces/golden/{decision.golden_set_id}/"):
+        page = client.get(url).content.decode()
+        assert "Release gate" in page and ">Iterate</strong>" in page, url
+        assert "Iterate on recall@5: 0.5" in page, url
+
+
+def test_the_ci_gates_are_the_release_gates_without_the_known_must_pass_block(settings):
+    """gates_ci.toml must follow gates.toml: the one difference allowed is the must_pass_failures metric."""
+    release = parse_gates((settings.BASE_DIR / "evals/fixtures/gates.toml").read_text(encoding="utf-8"),
+                          source="gates.toml")
+    ci = parse_gates((settings.BASE_DIR / "evals/fixtures/gates_ci.toml").read_text(encoding="utf-8"),
+                     source="gates_ci.toml")
+    assert [g for g in release.gates if g.metric != "must_pass_failures"] == ci.gates
+    assert "must_pass_failures" in [g.metric for g in release.gates]
+    assert (ci.golden_set, ci.golden, ci.k, ci.retrieval_only, ci.must_pass) == (
+        release.golden_set, release.golden, release.k, release.retrieval_only, release.must_pass)
+    assert ci.retrieval_only is False and ci.no_new_failures and release.no_new_failures

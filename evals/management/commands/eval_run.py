@@ -5,7 +5,7 @@ import json
 from django.core.management.base import BaseCommand, CommandError
 
 from evals.models import GoldenSet
-from evals.runner import EvalRunError, eval_run, run_cases_json, run_summary
+from evals.runner import EvalRunError, eval_run, run_cases_json, run_json, run_summary
 from evals.services import GoldenSetError
 
 
@@ -28,11 +28,10 @@ class Command(BaseCommand):
             run = eval_run(golden_set=golden_set, retrieval_only=retrieval_only, k=k, use_judge=not no_judge)
         except (EvalRunError, GoldenSetError) as exc:
             raise CommandError(str(exc)) from exc
-        cases = run_cases_json(run)
         if json:
-            self.stdout.write(_dumps({"run": run.pk, "status": run.status, "golden_set": golden_set.name,
-                                      "golden_version": run.golden_version, **run.metrics, "per_case": cases}))
+            self.stdout.write(_dumps(run_json(run)))
             return
+        cases = run_cases_json(run)
         for case in cases:
             if case["failures"]:
                 flag = "MUST-PASS FAIL" if case["must_pass"] else "fail"

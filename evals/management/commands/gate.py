@@ -3,6 +3,7 @@
 import datetime as dt
 import io
 import json
+from dataclasses import dataclass
 from pathlib import Path
 
 from django.conf import settings
@@ -17,7 +18,8 @@ class Command(BaseCommand):
         "Check an eval report or run against the thresholds of a gates file (JSON, YAML or TOML) and exit "
         "0 go, 2 iterate, 1 block. Without --report or --run: runs the gates file's golden_set through "
         "eval_run (or, for a gates file that names only a golden file, eval_retrieval). --baseline compares "
-        "with an earlier run: a case that newly fails blocks. Every decision appends one line to GATE_RUN_LOG."
+        "with an earlier run or a run file (the JSON of `eval_run --json`): a case that newly fails blocks. "
+        "Every decision is stored (the run and set pages show the last one) and appended to GATE_RUN_LOG."
     )
 
     def add_arguments(self, parser):
@@ -27,18 +29,24 @@ class Command(BaseCommand):
         parser.add_argument("--calibration", type=Path,
                             help='JSON merged into the report, e.g. {"corrected_pass_rate": {...}}')
         parser.add_argument("--run", type=int, metavar="RUN_ID", help="judge this finished eval run; run nothing")
-        parser.add_argument("--baseline", metavar="RUN_ID|last",
-                            help="compare with this run ('last': the latest earlier finished run of the set)")
+        parser.add_argument("--save-run", type=Path, metavar="FILE",
+                            help="also write the gated run as a baseline file (the JSON of `eval_run --json`)")
+        parser.add_argument("--baseline", metavar="RUN_ID|last|FILE",
+                            help="compare with this run ('last': the latest earlier finished run of the set) or "
+                                 "with a run file, the JSON that `eval_run --json` prints")
 
-    def handle(self, *args, gates, report=None, calibration=None, run=None, baseline=None, **options):
+    def handle(self, *args, gates, report=None, calibration=None, run=None, baseline=None, save_run=None,
+               **options):
         config = self._read_gates(gates)
         if report and run:
             raise CommandError("give --report or --run, not both")
+        if save_run is not None and (report or (run is None and not config.golden_set)):
+            raise CommandError("--save-run writes a run: name a golden_set in the gates file or pass --run")
         head = named_base = None
         if baseline and baseline != "last":
-            if not baseline.isdigit():
-                raise CommandError(f"--baseline must be a run id or 'last', got {baseline!r}")
-            named_base = _finished_run(int(baseline), what="--baseline")  # refuse a wrong id before running anything
+            # A wrong id or an unreadable file is refused before anything runs.
+            named_base = (_finished_run(int(baseline), what="--baseline") if baseline.isdigit()
+                          else _baseline_file(Path(baseline)))
         if report:
             if baseline:
                 raise CommandError("--baseline compares runs; it cannot be used with --report")
@@ -56,7 +64,12 @@ class Command(BaseCommand):
 
         base = self._baseline(baseline, head, named_base) if baseline else None
         comparison = None
-        if base is not None:
+        if isinstance(base, BaselineFile):
+            from evals.runner import run_compare_with_cases
+
+            comparison = run_compare_with_cases(base=base.failures, base_retrieval_only=base.retrieval_only,
+                                                head=head)
+        elif base is not None:
             from evals.runner import run_compare
 
             comparison = run_compare(base=base, head=head)
@@ -70,12 +83,24 @@ class Command(BaseCommand):
         self._write_table(outcome)
         if comparison is not None:
             scope = " (retrieval failures only: one run is retrieval-only)" if comparison.scope == "retrieval" else ""
-            self.stdout.write(f"baseline run {base.pk}{scope}: newly failing "
+            self.stdout.write(f"baseline {_baseline_name(base)}{scope}: newly failing "
                               f"{', '.join(comparison.newly_failing) or 'none'} · newly passing "
                               f"{', '.join(comparison.newly_passing) or 'none'}")
         self.stdout.write(f"decision: {outcome.decision.value} (exit {outcome.decision.exit_code})")
         _append_run_log(gates=gates, config=config, payload=payload, head=head, base=base, comparison=comparison,
                         outcome=outcome)
+        if save_run is not None:
+            from evals.runner import run_json
+
+            path = _repo_path(str(save_run))
+            path.write_text(json.dumps(run_json(head), ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+            self.stdout.write(f"wrote run {head.pk} to {save_run}")
+        from evals.services import gate_decision_record
+
+        gate_decision_record(run=head, golden_set_name=config.golden_set, gates_file=str(gates),
+                             gates_text=gates.read_text(encoding="utf-8"),
+                             baseline=_baseline_name(base) if base is not None else "",
+                             outcome=outcome, newly_failing=comparison.newly_failing if comparison else [])
         if outcome.decision is not Decision.GO:
             raise SystemExit(outcome.decision.exit_code)
 
@@ -138,6 +163,11 @@ class Command(BaseCommand):
                 self.stdout.write(f"no earlier finished run of {head.golden_set.name}; nothing to compare with")
             return base
         base = named_base
+        if isinstance(base, BaselineFile):
+            if base.golden_set and base.golden_set != head.golden_set.name:
+                raise CommandError(f"baseline file {base.path} is a run of golden set {base.golden_set!r}, "
+                                   f"not {head.golden_set.name!r}")
+            return base
         if base.pk == head.pk:
             raise CommandError(f"--baseline {base.pk} is the run being gated")
         if base.golden_set_id != head.golden_set_id:
@@ -157,6 +187,38 @@ class Command(BaseCommand):
         for result in outcome.results:
             if result.detail:
                 self.stdout.write(f"  {result.gate.metric}: {result.detail}")
+
+
+@dataclass(frozen=True)
+class BaselineFile:
+    """A run saved as the JSON of `eval_run --json`: which cases failed, and how."""
+
+    path: Path
+    golden_set: str
+    retrieval_only: bool
+    failures: dict[str, list[str]]
+
+
+def _baseline_file(path: Path) -> BaselineFile:
+    """Read a run file for --baseline; a CommandError that says what is wrong with it otherwise."""
+    if not _repo_path(str(path)).is_file():
+        raise CommandError(f"--baseline must be a run id, 'last' or a run file; {path} is none of them")
+    payload = _read_json(_repo_path(str(path)), what="baseline run")
+    cases = payload.get("per_case")
+    if not isinstance(cases, list) or not all(
+            isinstance(row, dict) and isinstance(row.get("id"), str) and isinstance(row.get("failures"), list)
+            for row in cases):
+        raise CommandError(f"{path}: a baseline run file needs 'per_case', a list of {{\"id\", \"failures\"}} "
+                           f"rows — write it with `manage.py eval_run --golden NAME --json > {path}`")
+    retrieval_only = payload.get("retrieval_only", False)
+    if not isinstance(retrieval_only, bool):
+        raise CommandError(f"{path}: 'retrieval_only' must be true or false")
+    return BaselineFile(path=path, golden_set=str(payload.get("golden_set") or ""), retrieval_only=retrieval_only,
+                        failures={row["id"]: [str(f) for f in row["failures"]] for row in cases})
+
+
+def _baseline_name(base) -> str:
+    return f"file {base.path}" if isinstance(base, BaselineFile) else f"run {base.pk}"
 
 
 def _repo_path(name: str) -> Path:
@@ -190,7 +252,7 @@ def _append_run_log(*, gates, config, payload, head, base, comparison, outcome) 
         "decision": outcome.decision.value,
         "exit_code": outcome.decision.exit_code,
         "run": head.pk if head is not None else None,
-        "baseline": base.pk if base is not None else None,
+        "baseline": (str(base.path) if isinstance(base, BaselineFile) else base.pk) if base is not None else None,
         "dataset": {"golden_set": head.golden_set.name, "version": head.golden_version}
         if head is not None else {"golden": payload.get("golden") or config.golden,
                                   "version": payload.get("golden_version")},
