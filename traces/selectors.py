@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import asdict, dataclass, field
 
-from django.db import connection
+from django.db import connection, transaction
 from django.db.models import BooleanField, DateTimeField, Exists, F, Func, OuterRef, QuerySet, Value
 
 from core import params as core_params
@@ -28,6 +28,7 @@ PAGE_SIZE = 50
 VERDICTS = ["grounded", "rewritten", "ungrounded", "none"]
 COUNT_LIMIT = 10_000  # counted exactly up to here; beyond, the page says "10,000+"
 SEARCH_MAX = 200
+COUNT_WORK_MEM = "32MB"  # for one text-search count at a time; measured in bench/traces.py
 
 
 @dataclass(frozen=True)
@@ -251,7 +252,12 @@ def trace_count(*, filters: TraceFilters, limit: int = COUNT_LIMIT) -> tuple[int
     Counting stops at limit + 1 rows (a LIMIT subquery), so a broad filter over millions of traces costs what
     10,001 rows cost, and a narrow one is exact.
     """
-    counted = traces_filtered(filters=filters).order_by()[:limit + 1].count()
+    with transaction.atomic(), connection.cursor() as cursor:
+        if filters.text:
+            # A common word's posting list is a bitmap of ~250,000 rows; in the default 4 MB it turns lossy and
+            # every row of every page is tested again (1M traces, "plan" + outcome: 879 ms; with 32 MB: 136 ms).
+            cursor.execute(f"SET LOCAL work_mem = '{COUNT_WORK_MEM}'")
+        counted = traces_filtered(filters=filters).order_by()[:limit + 1].count()
     return min(counted, limit), counted > limit
 
 
