@@ -30,7 +30,7 @@ PARTS = (
     Part("router_version", "Router version (rules, examples, threshold)", "BOT_ROUTER_MODEL"),
     Part("index_version", "Knowledge-base index version"),
     Part("kb_prune_margin", "Retrieval prune margin", "KB_PRUNE_MARGIN"),
-    Part("kb_min_context_score", "Minimum score to count as context", "KB_MIN_CONTEXT_SCORE"),
+    Part("kb_min_context_score", "Minimum score to count as context", "KB_CONTEXT_MIN_SCORE"),
     Part("bot_max_rewrites", "Rewrites allowed after the verifier refuses", "BOT_MAX_REWRITES"),
     Part("phrases_hash", "Forbidden and humanizer phrase lists (content hash)", "GROUNDING_BANNED_PHRASES_FILE"),
 )

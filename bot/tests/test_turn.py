@@ -601,12 +601,12 @@ def test_every_trace_carries_the_configuration_it_ran_under_and_equal_settings_s
     assert (configuration.router_version, configuration.index_version) == (answered.router_version,
                                                                           answered.index_version)
     assert (configuration.kb_prune_margin, configuration.kb_min_context_score, configuration.bot_max_rewrites) == (
-        settings.KB_PRUNE_MARGIN, settings.KB_MIN_CONTEXT_SCORE, settings.BOT_MAX_REWRITES)
+        settings.KB_PRUNE_MARGIN, settings.KB_CONTEXT_MIN_SCORE, settings.BOT_MAX_REWRITES)
 
 
 @pytest.mark.parametrize("setting, value, label", [
     ("KB_PRUNE_MARGIN", 0.2, "Retrieval prune margin"),
-    ("KB_MIN_CONTEXT_SCORE", 0.9, "Minimum score to count as context"),
+    ("KB_CONTEXT_MIN_SCORE", 0.9, "Minimum score to count as context"),
     ("BOT_MAX_REWRITES", 4, "Rewrites allowed after the verifier refuses"),
     ("GROUNDING_BANNED_PHRASES", ["le garantizo"], "Forbidden and humanizer phrase lists (content hash)"),
 ])

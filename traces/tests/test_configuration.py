@@ -56,7 +56,7 @@ def test_the_trace_page_shows_the_configuration_with_human_labels(client, make_s
     trace = make_trace(configuration_id=configuration_record(parts=BASE))
     page = client.get(reverse("traces:detail", args=[trace.pk])).content.decode()
     assert "<code title=\"Configuration fingerprint" in page and BASE.fingerprint in page
-    assert '<th scope="row" title="kb_min_context_score · setting KB_MIN_CONTEXT_SCORE">Minimum score to count as ' \
+    assert '<th scope="row" title="kb_min_context_score · setting KB_CONTEXT_MIN_SCORE">Minimum score to count as ' \
            'context</th><td class="wrap">0.835</td>' in page
     assert ">Knowledge-base index version</th><td class=\"wrap\">12</td>" in page
     older = make_trace()

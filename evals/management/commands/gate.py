@@ -97,10 +97,11 @@ class Command(BaseCommand):
             self.stdout.write(f"wrote run {head.pk} to {save_run}")
         from evals.services import gate_decision_record
 
-        gate_decision_record(run=head, golden_set_name=config.golden_set, gates_file=str(gates),
-                             gates_text=gates.read_text(encoding="utf-8"),
-                             baseline=_baseline_name(base) if base is not None else "",
-                             outcome=outcome, newly_failing=comparison.newly_failing if comparison else [])
+        if head is not None:  # a saved report (--report) is recorded in the run log only
+            gate_decision_record(run=head, golden_set_name=config.golden_set, gates_file=str(gates),
+                                 gates_text=gates.read_text(encoding="utf-8"),
+                                 baseline=_baseline_name(base) if base is not None else "",
+                                 outcome=outcome, newly_failing=comparison.newly_failing if comparison else [])
         if outcome.decision is not Decision.GO:
             raise SystemExit(outcome.decision.exit_code)
 
