@@ -24,7 +24,7 @@ def configuration_parts(*, writer, router_version: str, index_version: int | Non
         router_version=router_version,
         index_version=index_version,
         kb_prune_margin=float(settings.KB_PRUNE_MARGIN),
-        kb_min_context_score=float(settings.KB_CONTEXT_MIN_SCORE),
+        kb_context_min_score=float(settings.KB_CONTEXT_MIN_SCORE),
         bot_max_rewrites=int(settings.BOT_MAX_REWRITES),
         phrases_hash=phrases_hash(humanizer.phrase_lists(), "\n".join(DEFAULT_BANNED_PHRASES),
                                   "\n".join(settings.GROUNDING_BANNED_PHRASES)),

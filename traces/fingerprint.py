@@ -30,11 +30,11 @@ PARTS = (
     Part("router_version", "Router version (rules, examples, threshold)", "BOT_ROUTER_MODEL"),
     Part("index_version", "Knowledge-base index version"),
     Part("kb_prune_margin", "Retrieval prune margin", "KB_PRUNE_MARGIN"),
-    Part("kb_min_context_score", "Minimum score to count as context", "KB_CONTEXT_MIN_SCORE"),
+    Part("kb_context_min_score", "Minimum score to count as context", "KB_CONTEXT_MIN_SCORE"),
     Part("bot_max_rewrites", "Rewrites allowed after the verifier refuses", "BOT_MAX_REWRITES"),
     Part("phrases_hash", "Forbidden and humanizer phrase lists (content hash)", "GROUNDING_BANNED_PHRASES_FILE"),
 )
-TUNING = ("kb_prune_margin", "kb_min_context_score", "bot_max_rewrites", "phrases_hash")
+TUNING = ("kb_prune_margin", "kb_context_min_score", "bot_max_rewrites", "phrases_hash")
 LABELS = {part.name: part for part in PARTS}
 
 
@@ -55,7 +55,7 @@ class ConfigurationParts:
     router_version: str
     index_version: int | None
     kb_prune_margin: float
-    kb_min_context_score: float
+    kb_context_min_score: float
     bot_max_rewrites: int
     phrases_hash: str
 

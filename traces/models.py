@@ -279,7 +279,7 @@ class Configuration(models.Model):
     router_version = models.CharField(max_length=100, blank=True)
     index_version = models.PositiveIntegerField(null=True, blank=True)
     kb_prune_margin = models.FloatField()
-    kb_min_context_score = models.FloatField()
+    kb_context_min_score = models.FloatField()
     bot_max_rewrites = models.PositiveIntegerField()
     phrases_hash = models.CharField(max_length=16)
     tuning_hash = models.CharField(max_length=16)

@@ -600,7 +600,7 @@ def test_every_trace_carries_the_configuration_it_ran_under_and_equal_settings_s
     assert (configuration.prompt_version, configuration.model) == ("template-2", "template")
     assert (configuration.router_version, configuration.index_version) == (answered.router_version,
                                                                           answered.index_version)
-    assert (configuration.kb_prune_margin, configuration.kb_min_context_score, configuration.bot_max_rewrites) == (
+    assert (configuration.kb_prune_margin, configuration.kb_context_min_score, configuration.bot_max_rewrites) == (
         settings.KB_PRUNE_MARGIN, settings.KB_CONTEXT_MIN_SCORE, settings.BOT_MAX_REWRITES)
 
 

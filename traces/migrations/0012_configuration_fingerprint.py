@@ -21,7 +21,7 @@ class Migration(migrations.Migration):
                 ('router_version', models.CharField(blank=True, max_length=100)),
                 ('index_version', models.PositiveIntegerField(blank=True, null=True)),
                 ('kb_prune_margin', models.FloatField()),
-                ('kb_min_context_score', models.FloatField()),
+                ('kb_context_min_score', models.FloatField()),
                 ('bot_max_rewrites', models.PositiveIntegerField()),
                 ('phrases_hash', models.CharField(max_length=16)),
                 ('tuning_hash', models.CharField(max_length=16)),

@@ -11,7 +11,7 @@ from traces.services import configuration_record
 from traces.tests.test_trace_browser import listed, make_trace
 
 BASE = ConfigurationParts(prompt_version="writer-7", model="gpt-4o-mini", router_version="rules-3/e5/ex-1a2b/t0.55",
-                          index_version=12, kb_prune_margin=0.12, kb_min_context_score=0.835, bot_max_rewrites=2,
+                          index_version=12, kb_prune_margin=0.12, kb_context_min_score=0.835, bot_max_rewrites=2,
                           phrases_hash=phrases_hash('{"languages": {}}', "como modelo de lenguaje", ""))
 
 
@@ -23,7 +23,7 @@ def test_equal_parts_give_equal_fingerprints():
 
 @pytest.mark.parametrize("name, value", [
     ("prompt_version", "writer-8"), ("model", "gpt-4.1"), ("router_version", "llm:x+rules-3"), ("index_version", 13),
-    ("index_version", None), ("kb_prune_margin", 0.15), ("kb_min_context_score", 0.84), ("bot_max_rewrites", 1),
+    ("index_version", None), ("kb_prune_margin", 0.15), ("kb_context_min_score", 0.84), ("bot_max_rewrites", 1),
     ("phrases_hash", phrases_hash('{"languages": {"es": []}}', "como modelo de lenguaje", "")),
 ])
 def test_any_changed_part_changes_the_fingerprint_and_is_named(name, value):
@@ -56,7 +56,7 @@ def test_the_trace_page_shows_the_configuration_with_human_labels(client, make_s
     trace = make_trace(configuration_id=configuration_record(parts=BASE))
     page = client.get(reverse("traces:detail", args=[trace.pk])).content.decode()
     assert "<code title=\"Configuration fingerprint" in page and BASE.fingerprint in page
-    assert '<th scope="row" title="kb_min_context_score · setting KB_CONTEXT_MIN_SCORE">Minimum score to count as ' \
+    assert '<th scope="row" title="kb_context_min_score · setting KB_CONTEXT_MIN_SCORE">Minimum score to count as ' \
            'context</th><td class="wrap">0.835</td>' in page
     assert ">Knowledge-base index version</th><td class=\"wrap\">12</td>" in page
     older = make_trace()
@@ -66,7 +66,7 @@ def test_the_trace_page_shows_the_configuration_with_human_labels(client, make_s
 @pytest.mark.django_db
 def test_the_browser_lists_the_traces_of_one_configuration(client, make_staff):
     client.force_login(make_staff("luis", "analyst"))
-    other = replace(BASE, kb_min_context_score=0.9)
+    other = replace(BASE, kb_context_min_score=0.9)
     mine = make_trace(configuration_id=configuration_record(parts=BASE))
     theirs = make_trace(configuration_id=configuration_record(parts=other))
     assert listed(client, {mine.pk, theirs.pk}, configuration=BASE.fingerprint) == [mine.pk]
