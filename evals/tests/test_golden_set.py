@@ -23,10 +23,8 @@ FILE_FIELDS = ("id", "query", "hits", "hard_negatives", "must_pass")
 
 
 def sample_rows():
-    """The sample file's rows as a set stores them: `split` (dev/test by sha256 of the id, on the newer cases)
-    is not a stored field of a golden case yet, so an export cannot give it back."""
-    rows = [json.loads(line) for line in SAMPLE.read_text(encoding="utf-8").splitlines() if line.strip()]
-    return [{key: value for key, value in row.items() if key != "split"} for row in rows]
+    """The sample file's rows, as a set stores them and an export gives them back (`split` included)."""
+    return [json.loads(line) for line in SAMPLE.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
 def unique(prefix="golden"):
