@@ -53,17 +53,32 @@ def navigation(request):
 
 def ensure_roles() -> None:
     """Create the four groups with their permissions if they are missing (the data migrations do it too;
-    tests that flush the database and fresh demo databases call this)."""
+    tests that flush the database and fresh demo databases call this).
+
+    A handful of queries when everything is in place: Django's permission rows are only re-created (one
+    pass over every app) when one the roles need is missing, as after a flush.
+    """
     from django.apps import apps
     from django.contrib.auth.management import create_permissions
     from django.contrib.auth.models import Group, Permission
 
-    for app_config in apps.get_app_configs():  # after a flush, make sure every declared permission exists
-        create_permissions(app_config, verbosity=0)
-    for name, perms in {**ROLE_PERMISSIONS, "supervisor": ROLE_PERMISSIONS["supervisor"]
-                        + SUPERVISOR_ADMIN_PERMISSIONS}.items():
+    roles = {**ROLE_PERMISSIONS, "supervisor": ROLE_PERMISSIONS["supervisor"] + SUPERVISOR_ADMIN_PERMISSIONS}
+    needed = {perm for perms in roles.values() for perm in perms}
+    found = _permission_ids(Permission, needed)
+    if not needed <= found.keys():
+        for app_config in apps.get_app_configs():  # after a flush, make sure every declared permission exists
+            create_permissions(app_config, verbosity=0)
+        found = _permission_ids(Permission, needed)
+    for name, perms in roles.items():
         group, _ = Group.objects.get_or_create(name=name)
-        group.permissions.add(*[_permission(Permission, perm) for perm in perms])
+        group.permissions.add(*[found[perm] if perm in found else _permission(Permission, perm) for perm in perms])
+
+
+def _permission_ids(permission_model, perms: set[str]) -> dict[str, int]:
+    """Return {"app_label.codename": id} for the permissions among `perms` that exist."""
+    rows = permission_model.objects.filter(codename__in={perm.split(".", 1)[1] for perm in perms}).values_list(
+        "pk", "content_type__app_label", "codename")
+    return {f"{app_label}.{codename}": pk for pk, app_label, codename in rows if f"{app_label}.{codename}" in perms}
 
 
 def _permission(permission_model, perm: str):
