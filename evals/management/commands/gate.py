@@ -202,9 +202,10 @@ class BaselineFile:
 
 def _baseline_file(path: Path) -> BaselineFile:
     """Read a run file for --baseline; a CommandError that says what is wrong with it otherwise."""
-    if not _repo_path(str(path)).is_file():
+    located = _repo_path(str(path))
+    if not located.is_file():
         raise CommandError(f"--baseline must be a run id, 'last' or a run file; {path} is none of them")
-    payload = _read_json(_repo_path(str(path)), what="baseline run")
+    payload = _read_json(located, what="baseline run")
     cases = payload.get("per_case")
     if not isinstance(cases, list) or not all(
             isinstance(row, dict) and isinstance(row.get("id"), str) and isinstance(row.get("failures"), list)
