@@ -385,8 +385,9 @@ def runs(request):
     """List runs with their versions and numbers; plot recall@k, MRR and the corrected rate over one set's runs."""
     require_trace_reviewer(request.user)
     listed = [RunSummary.of(run) for run in EvalRun.objects.select_related("golden_set")[:LISTED_RUNS]]
-    sets = list(GoldenSet.objects.all())
     golden = params.integer(request.GET.get("golden"), label="The golden set")
+    # Archived sets leave the picker, except the one asked for (its runs stay readable).
+    sets = list(GoldenSet.objects.filter(Q(archived_at__isnull=True) | Q(pk=golden.value or 0)))
     chosen = next((g for g in sets if g.pk == golden.value), None)
     if chosen is None and listed:
         chosen = listed[0].run.golden_set

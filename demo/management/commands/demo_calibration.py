@@ -1,8 +1,9 @@
 """Give the judge-calibration page something to show on first open: labelled answers the judge passes and fails.
 
 `make demo` runs this after demo_conversations. It imports golden set "demo-calibration" (a few cases of
-evals/fixtures/golden.jsonl: document questions, a word of thanks, and account questions whose answers state
-figures the billing code derived — the offline judge's blind spot, it fails them although they are right),
+evals/fixtures/golden.jsonl: document questions, one answered with a courtesy line, and an account question
+whose answer states figures the billing code derived — the offline judge's blind spot: it fails those two
+although they are right),
 runs it through the whole answer path (the template writer and the offline judge unless a model is
 configured), and copies the run's answers into a calibration sample: each answer as it was, and beside it
 the same answer with one figure changed (or, when it states none, with an invented amount added), which no
@@ -35,8 +36,9 @@ from evals.services import golden_import
 from evals.set_gates import run_gate
 
 CALIBRATION_SET = "demo-calibration"
-# Four document questions; a word of thanks and a bill that went up when a promotion ended — the billing code
-# derives the difference, which no passage states: the offline judge fails both although they are right.
+# Four document questions, the Sunday-hours question (answered with a courtesy line) and a bill that went up when
+# a promotion ended — the billing code derives the difference, which no passage states: the offline judge fails
+# those two although a person passes them.
 CALIBRATION_CASES = ["g001", "g026", "g027", "g029", "g043", "g060"]
 
 SAMPLE_NOTE = "Demo calibration sample: a run's answers and copies with one figure changed, labelled"
