@@ -338,6 +338,14 @@ class ThresholdRow:
     def direction(self) -> str:
         return "below" if self.higher_is_better else "above"
 
+    @property
+    def iterate_text(self) -> str:
+        return "" if self.iterate is None else f"{self.iterate:g}"
+
+    @property
+    def block_text(self) -> str:
+        return "" if self.block is None else f"{self.block:g}"
+
 
 def threshold_rows(config: GatesConfig) -> list[ThresholdRow]:
     """Return a gates config's metrics as editable rows."""

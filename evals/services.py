@@ -23,6 +23,14 @@ class GoldenSetError(ValueError):
     """A golden-set write or read that cannot be done (unknown set or version, bad name, archived set)."""
 
 
+class GoldenSetTaken(GoldenSetError):
+    """A name another set has; carries that set, so a page can link to it (a double-clicked create lands there)."""
+
+    def __init__(self, message: str, *, golden_set: GoldenSet):
+        super().__init__(message)
+        self.golden_set = golden_set
+
+
 NAME_MAX = 100
 
 
@@ -48,7 +56,8 @@ def golden_set_name_check(raw: str | None, *, golden_set: GoldenSet | None = Non
     taken = others.first()
     if taken is not None:
         archived = " (archived: show archived sets to find it)" if taken.archived_at else ""
-        raise GoldenSetError(f"There is already a golden set named “{taken.name}”{archived}; choose another name.")
+        raise GoldenSetTaken(f"There is already a golden set named “{taken.name}”{archived}; choose another name.",
+                             golden_set=taken)
     return name
 
 

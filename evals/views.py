@@ -125,7 +125,7 @@ class RunSummary:
 # --- golden sets -------------------------------------------------------------------------------------------------
 
 
-def _golden_sets_context(request, *, show_archived: bool) -> dict:
+def _golden_sets_context(*, show_archived: bool) -> dict:
     sets = GoldenSet.objects.annotate(
         case_count=Count("cases", distinct=True),
         must_pass_count=Count("cases", filter=Q(cases__must_pass=True), distinct=True),
@@ -149,7 +149,7 @@ def golden_sets(request):
     require_trace_reviewer(request.user)
     show = params.boolean(request.GET.get("archived"), label="Show archived", default=False)
     return render(request, "traces/golden_sets.html", {
-        **_golden_sets_context(request, show_archived=bool(show.value)),
+        **_golden_sets_context(show_archived=bool(show.value)),
         "problems": [show.error] if show.error else []})
 
 
@@ -162,7 +162,8 @@ def golden_set_create(request):
         golden_set = services.golden_set_create(name=request.POST.get("name"), user=request.user)
     except services.GoldenSetError as error:
         return render(request, "traces/golden_sets.html", {
-            **_golden_sets_context(request, show_archived=False), "create_error": str(error),
+            **_golden_sets_context(show_archived=False), "create_error": str(error),
+            "create_existing": getattr(error, "golden_set", None),
             "create_name": request.POST.get("name", "")[:services.NAME_MAX * 2]}, status=400)
     messages.success(request, f"Golden set {golden_set.name} created. Add cases from the trace browser or a trace page.")
     return redirect("evals:golden_set", golden_set.pk)

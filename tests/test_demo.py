@@ -114,6 +114,12 @@ def test_the_demo_calibration_shows_tpr_tnr_and_a_corrected_rate_with_its_interv
     assert re.search(r"Corrected pass rate 95 % interval .*? [01]\.\d{3} .*?\[[01]\.\d{3}, [01]\.\d{3}\]", page)
     assert "Not computable" not in page and "Corrected pass rate undefined" not in page
 
+    # The last run is gated against the set's real previous run, not the labelled sample.
+    sample = EvalRun.objects.get(note__startswith="Demo calibration sample")
+    last = EvalRun.objects.filter(golden_set__name="demo-calibration").order_by("-pk").first()
+    assert last.pk > sample.pk and sample.status == "done"
+    assert last.gate_decisions.get().baseline not in ("", f"run {sample.pk}")
+
     runs = EvalRun.objects.count()
     again = io.StringIO()
     call_command("demo_calibration", stdout=again)  # idempotent

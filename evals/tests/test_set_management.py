@@ -82,6 +82,7 @@ def test_an_analyst_creates_a_set_and_an_empty_or_taken_name_comes_back_with_the
     again = client.post(reverse("evals:golden_set_create"), {"name": name.upper()})
     assert again.status_code == 400
     assert f"There is already a golden set named “{name}”" in text(again.content.decode())
+    assert f'href="{reverse("evals:golden_set", args=[golden_set.pk])}">Open “{name}”</a>' in again.content.decode()
     long = client.post(reverse("evals:golden_set_create"), {"name": "x" * 101})
     assert long.status_code == 400 and "longer than 100 characters" in text(long.content.decode())
     assert GoldenSet.objects.filter(name__iexact=name).count() == 1
@@ -167,6 +168,7 @@ def test_a_set_follows_the_gates_file_until_its_own_gates_are_saved_and_bad_ones
     golden_set = make_set()
     page = client.get(reverse("evals:golden_set", args=[golden_set.pk])).content.decode()
     assert "Following the repository's gates file" in text(page) and 'value="0.8"' in page  # gates.toml's recall
+    assert 'name="block:must_pass_failures" value="0"' in page
     url = reverse("evals:golden_set_gates", args=[golden_set.pk])
 
     for form, reason in [

@@ -87,11 +87,15 @@ def demo_calibration_seed(*, judge=None, per_cell: int = PER_CELL):
         return None
     golden_set = calibration_set()
     judge = judge or get_judge()
+    # The sample's row comes first, so the set's "previous run" for the last run's gate is a real run.
+    sample = EvalRun.objects.create(golden_set=golden_set, golden_version=golden_set.current_version,
+                                    status=EvalRun.Status.RUNNING, note=SAMPLE_NOTE)
     source = eval_run(golden_set=golden_set, judge=judge)
     answers = [item for item in source.items.order_by("case_id") if item.outcome == "answered" and item.answer]
     if not answers:
+        sample.delete()
         raise CommandError(f"run {source.pk} of {golden_set.name} answered no case: nothing to label")
-    sample, labelled = _sample(golden_set, source, answers, per_cell=per_cell)
+    labelled = _sample(sample, source, answers, per_cell=per_cell)
     judge_labelled(judge=judge, limit=MAX_ITEMS)
     run = eval_run(golden_set=golden_set, judge=judge)
     run_gate(run=run)
@@ -99,13 +103,9 @@ def demo_calibration_seed(*, judge=None, per_cell: int = PER_CELL):
 
 
 @transaction.atomic
-def _sample(golden_set, source, answers, *, per_cell):
+def _sample(sample, source, answers, *, per_cell) -> int:
+    """Fill the sample run with labelled copies of the source run's answers; return how many."""
     analyst = demo_analyst()
-    sample = EvalRun.objects.create(
-        golden_set=golden_set, golden_version=source.golden_version, k=source.k, status=EvalRun.Status.DONE,
-        prompt_version=source.prompt_version, model=source.model, index_version=source.index_version,
-        embedding_model=source.embedding_model, note=SAMPLE_NOTE, finished_at=timezone.now(),
-        metrics={"cases": 0, "calibration_sample_of_run": source.pk})
     cells = {(split, label): 0 for split in ("dev", "test") for label in ("pass", "fail")}
     made = 0
     while made < MAX_ITEMS and min(cells.values()) < per_cell:
@@ -127,9 +127,13 @@ def _sample(golden_set, source, answers, *, per_cell):
         if split in ("dev", "test"):
             cells[(split, label)] += 1
         made += 1
-    sample.metrics = {**sample.metrics, "cases": made}
-    sample.save(update_fields=["metrics"])
-    return sample, made
+    sample.golden_version, sample.k, sample.status, sample.finished_at = (
+        source.golden_version, source.k, EvalRun.Status.DONE, timezone.now())
+    sample.prompt_version, sample.model = source.prompt_version, source.model
+    sample.index_version, sample.embedding_model = source.index_version, source.embedding_model
+    sample.metrics = {"cases": made, "calibration_sample_of_run": source.pk}
+    sample.save()
+    return made
 
 
 def changed_figure(answer: str, evidence) -> tuple[str, str]:
