@@ -341,3 +341,22 @@ def test_only_trace_reviewers_may_manage_sets_or_bulk_add(client, make_staff, ro
     assert [client.post(url, data).status_code for url, data in actions] == [403] * len(actions)
     golden_set.refresh_from_db()
     assert (golden_set.archived, golden_set.gates, golden_set.cases.count()) == (False, None, 2)
+
+
+def test_the_new_pages_show_words_not_raw_data(client, analyst):
+    from traces.tests.test_readable_pages import assert_readable
+
+    golden_set = make_set(gates={"k": 5, "metrics": {"mrr": {"block_below": 0.6}}, "must_pass": ["c1"],
+                                 "no_new_failures": True})
+    archived = make_set(archived_at="2026-11-01T00:00:00Z")
+    trace = make_trace()
+    pages = [client.get(reverse("evals:golden_sets")), client.get(reverse("evals:golden_sets"), {"archived": "yes"}),
+             client.get(reverse("evals:golden_set", args=[golden_set.pk])),
+             client.get(reverse("evals:golden_set", args=[archived.pk])),
+             client.post(reverse("evals:golden_bulk_add"), {"trace": [trace.pk]}),
+             client.post(reverse("evals:golden_set_gates", args=[golden_set.pk]), gates_form(must_pass="zz"))]
+    for response in pages:
+        assert_readable(response.content.decode())
+    assert "This set's own gates" in text(pages[2].content.decode())
+    assert 'name="block:mrr" value="0.6"' in pages[2].content.decode()
+    assert 'name="block:recall@5" value=""' in pages[2].content.decode()  # not gated by this set: empty
