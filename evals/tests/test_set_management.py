@@ -360,3 +360,23 @@ def test_the_new_pages_show_words_not_raw_data(client, analyst):
     assert "This set's own gates" in text(pages[2].content.decode())
     assert 'name="block:mrr" value="0.6"' in pages[2].content.decode()
     assert 'name="block:recall@5" value=""' in pages[2].content.decode()  # not gated by this set: empty
+
+
+def test_golden_import_and_variants_refuse_an_archived_set(tmp_path):
+    from django.core.management.base import CommandError
+
+    from evals.services import GoldenSetError
+    from evals.variants import variants_generate
+    from traces.models import FailureClass, ReviewSession
+
+    golden_set = make_set(archived_at="2026-11-01T00:00:00Z")
+    path = tmp_path / "one.jsonl"
+    path.write_text(SAMPLE.read_text(encoding="utf-8").splitlines()[0] + "\n", encoding="utf-8")
+    with pytest.raises(CommandError, match="is archived: unarchive it to import cases into it"):
+        call_command("golden_import", golden_set.name, str(path), stdout=io.StringIO())
+    session = ReviewSession.objects.create(name=unique("s"), window_start="2026-11-01T00:00:00Z",
+                                           window_end="2026-11-02T00:00:00Z", seed=1, requested_size=1)
+    failure_class = FailureClass.objects.create(session=session, name="x", definition="x", stage="retrieval")
+    with pytest.raises(GoldenSetError, match="is archived: unarchive it to add cases to it"):
+        variants_generate(failure_class=failure_class, golden_set=golden_set)
+    assert sorted(golden_set.cases.values_list("case_id", flat=True)) == ["c1", "c2"]
