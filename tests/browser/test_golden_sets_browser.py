@@ -64,6 +64,7 @@ def test_an_analyst_builds_a_set_from_the_trace_browser_runs_it_and_sees_the_gat
     for trace in traces[:4]:
         page.get_by_label(f"Select trace {trace.pk}").check()
     page.get_by_role("button", name="Add ticked traces to a golden set…").click()
+    expect(page.locator("#bulk-traces")).to_contain_text(f"{SET_NAME}/t{first_three[0].pk}")
     page.locator("select[name=golden_set]").select_option(label=f"{SET_NAME} (v1)")
     page.screenshot(path=str(SCREENSHOTS / "trace-bulk-add.png"), full_page=True)
     page.get_by_role("button", name="Add to the set").click()
