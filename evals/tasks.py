@@ -6,6 +6,7 @@ from celery import shared_task
 from django.contrib.auth import get_user_model
 from django.db import transaction
 
+from evals.gates import GatesFileError
 from evals.models import GoldenSet
 from evals.runner import EvalRunError, eval_run
 from evals.services import GoldenSetError
@@ -29,7 +30,10 @@ def eval_run_task(golden_set_id: int, retrieval_only: bool, user_id: int | None)
     except GoldenSetError as error:  # archived after the run was queued: nothing ran
         logger.warning("%s", error)
         return
-    run_gate(run=run)
+    try:
+        run_gate(run=run)
+    except GatesFileError as error:  # the set's stored gates were edited outside its page: the set page says so
+        logger.warning("run %s of %s not gated: %s", run.pk, golden_set.name, error)
 
 
 def eval_run_enqueue(*, golden_set_id: int, retrieval_only: bool, user_id: int | None) -> None:

@@ -20,7 +20,14 @@ from django.views.decorators.http import require_POST
 
 from core import params
 from evals import services
-from evals.gates import ThresholdRow, gates_from_mapping, set_gates_mapping, set_gates_problems, threshold_rows
+from evals.gates import (
+    GatesFileError,
+    ThresholdRow,
+    gates_from_mapping,
+    set_gates_mapping,
+    set_gates_problems,
+    threshold_rows,
+)
 from evals.judge import get_judge
 from evals.labels import (
     calibration_report,
@@ -175,17 +182,33 @@ def _gate_form_rows(golden_set: GoldenSet) -> list[ThresholdRow]:
     rows = threshold_rows(gates_from_mapping(defaults, source=REPOSITORY_GATES))
     if golden_set.gates is None:
         return rows
-    own = {row.metric: row for row in threshold_rows(gates_from_mapping(golden_set.gates,
-                                                                        source=own_gates_source(golden_set)))}
+    try:
+        own = {row.metric: row for row in threshold_rows(gates_from_mapping(golden_set.gates,
+                                                                            source=own_gates_source(golden_set)))}
+    except GatesFileError:  # stored gates edited outside the page: show the file's, the card says so
+        return rows
     shown = [own.get(row.metric) or ThresholdRow(metric=row.metric, higher_is_better=row.higher_is_better,
                                                   optional=row.optional, judge_on=row.judge_on) for row in rows]
     return shown + [row for metric, row in own.items() if metric not in {r.metric for r in rows}]
 
 
+def _gates_unreadable(golden_set: GoldenSet) -> str:
+    """Return why the set's stored gates cannot be used ('' when they can, or when it has none)."""
+    if golden_set.gates is None:
+        return ""
+    try:
+        gates_from_mapping(golden_set.gates, source=own_gates_source(golden_set))
+    except GatesFileError as error:
+        return str(error)
+    return ""
+
+
 def _gates_summary(golden_set: GoldenSet) -> dict:
-    stored = golden_set.gates if golden_set.gates is not None else set_gates_defaults(golden_set)
-    return {"must_pass": list(stored.get("must_pass") or []), "no_new_failures": bool(stored.get("no_new_failures")),
-            "k": stored.get("k", 5)}
+    stored = golden_set.gates if isinstance(golden_set.gates, dict) else set_gates_defaults(golden_set)
+    must_pass = stored.get("must_pass") if isinstance(stored.get("must_pass"), list) else []
+    k = stored.get("k") if isinstance(stored.get("k"), int) and not isinstance(stored.get("k"), bool) else 5
+    return {"must_pass": [str(case) for case in must_pass], "no_new_failures": bool(stored.get("no_new_failures")),
+            "k": k}
 
 
 def _detail_context(golden_set: GoldenSet) -> dict:
@@ -205,6 +228,7 @@ def _detail_context(golden_set: GoldenSet) -> dict:
         .select_related("session").annotate(note_count=Count("notes")).order_by("session__name", "name"),
         "gate_rows": _gate_form_rows(golden_set), "gates_must_pass": ", ".join(summary["must_pass"]),
         "gates_no_new_failures": summary["no_new_failures"], "repository_gates": REPOSITORY_GATES,
+        "gates_unreadable": _gates_unreadable(golden_set),
         "rename_value": golden_set.name,
     }
 

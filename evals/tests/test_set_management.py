@@ -380,3 +380,16 @@ def test_golden_import_and_variants_refuse_an_archived_set(tmp_path):
     with pytest.raises(GoldenSetError, match="is archived: unarchive it to add cases to it"):
         variants_generate(failure_class=failure_class, golden_set=golden_set)
     assert sorted(golden_set.cases.values_list("case_id", flat=True)) == ["c1", "c2"]
+
+
+def test_stored_gates_edited_outside_the_page_are_reported_not_a_500(client, analyst, django_capture_on_commit_callbacks,
+                                                                     sample_kb):
+    golden_set = sample_subset(unique("broken"), count=1)
+    GoldenSet.objects.filter(pk=golden_set.pk).update(gates={"metrics": {"mrr": {"block_bellow": 0.5}}})
+    page = client.get(reverse("evals:golden_set", args=[golden_set.pk]))
+    assert page.status_code == 200
+    assert "The set's stored gates cannot be used" in text(page.content.decode())
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(reverse("evals:golden_set_run", args=[golden_set.pk]), {"retrieval_only": "on"})
+    run = EvalRun.objects.get(golden_set=golden_set)
+    assert run.status == "done" and not GateDecision.objects.filter(run=run).exists()

@@ -70,7 +70,10 @@ class Command(BaseCommand):
             payload.update(_read_json(calibration, what="calibration"))
         gates_name, gates_text = str(gates), gates.read_text(encoding="utf-8")
         if head is not None and not file_gates:
-            chosen = set_gates(head.golden_set, file_config=config, file_text=gates_text)
+            try:
+                chosen = set_gates(head.golden_set, file_config=config, file_text=gates_text)
+            except GatesFileError as exc:
+                raise CommandError(f"{exc} — save the set's gates again on its page, or pass --file-gates") from exc
             if chosen.own:
                 config, gates_name, gates_text = chosen.config, chosen.source, chosen.text
                 edited = head.golden_set.gates_edited_at
