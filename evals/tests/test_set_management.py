@@ -344,7 +344,7 @@ def test_only_trace_reviewers_may_manage_sets_or_bulk_add(client, make_staff, ro
 
 
 def test_the_new_pages_show_words_not_raw_data(client, analyst):
-    from traces.tests.test_readable_pages import assert_readable
+    from tests.support.readable import assert_readable
 
     golden_set = make_set(gates={"k": 5, "metrics": {"mrr": {"block_below": 0.6}}, "must_pass": ["c1"],
                                  "no_new_failures": True})
