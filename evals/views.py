@@ -336,7 +336,8 @@ def golden_set_run(request, golden_set_id):
     retrieval_only = request.POST.get("retrieval_only") in ("on", "1", "true")
     eval_run_enqueue(golden_set_id=golden_set.pk, retrieval_only=retrieval_only, user_id=request.user.pk)
     messages.info(request, f"Run of {golden_set.name} v{golden_set.current_version} queued"
-                           f"{' (retrieval only)' if retrieval_only else ''}.")
+                           f"{' (retrieval only)' if retrieval_only else ''}; when it finishes, its gate decision "
+                           f"shows on the run's and the set's page.")
     return HttpResponseRedirect(f"{reverse('evals:runs')}?golden={golden_set.pk}")
 
 
