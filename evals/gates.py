@@ -296,3 +296,131 @@ def _number(value) -> str:
 
 def _first_line(exc: Exception) -> str:
     return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+
+
+# --- a golden set's own gates -------------------------------------------------------------------------------------
+# A set may carry its own gates, edited on its page and stored as a mapping of the gates-file keys that are about
+# thresholds ({"k", "metrics", "must_pass", "no_new_failures"}). Until edited, a set is held to the repository's
+# gates file; that file's listed must-pass ids are case ids of the set it names, so another set starts without them.
+
+COUNT_METRICS = frozenset({"must_pass_failures", "hard_negative_wins", "failing"})
+SET_GATE_KEYS = ("k", "metrics", "must_pass", "no_new_failures")
+METRIC_LABELS = {"mrr": "MRR", "must_pass_failures": "Must-pass failures", "hard_negative_wins": "Hard-negative wins",
+                 "failing": "Failing cases", "corrected_pass_rate": "Corrected pass rate", "answered": "Answered",
+                 "clarified": "Asked to clarify", "grounded": "Grounded"}
+
+
+def metric_label(metric: str) -> str:
+    """Return a metric's name for people ('recall@5' → 'Recall@5', 'mrr' → 'MRR')."""
+    return METRIC_LABELS.get(metric) or (metric[:1].upper() + metric[1:]).replace("_", " ")
+
+
+@dataclass(frozen=True)
+class ThresholdRow:
+    """One metric's gate as the set's page edits it: iterate and block thresholds in the metric's direction."""
+
+    metric: str
+    higher_is_better: bool
+    iterate: float | None = None
+    block: float | None = None
+    optional: bool = False
+    judge_on: str = "bound"
+
+    @property
+    def label(self) -> str:
+        return metric_label(self.metric)
+
+    @property
+    def is_count(self) -> bool:
+        return self.metric in COUNT_METRICS
+
+    @property
+    def direction(self) -> str:
+        return "below" if self.higher_is_better else "above"
+
+    @property
+    def iterate_text(self) -> str:
+        return "" if self.iterate is None else f"{self.iterate:g}"
+
+    @property
+    def block_text(self) -> str:
+        return "" if self.block is None else f"{self.block:g}"
+
+
+def threshold_rows(config: GatesConfig) -> list[ThresholdRow]:
+    """Return a gates config's metrics as editable rows."""
+    rows = []
+    for gate in config.gates:
+        higher = gate.higher_is_better
+        rows.append(ThresholdRow(metric=gate.metric, higher_is_better=higher,
+                                 iterate=gate.iterate_below if higher else gate.iterate_above,
+                                 block=gate.block_below if higher else gate.block_above,
+                                 optional=gate.optional, judge_on=gate.judge_on))
+    return rows
+
+
+def set_gates_problems(*, rows: list[ThresholdRow], must_pass: list[str], case_ids: set[str]) -> list[str]:
+    """Return what is wrong with a set's edited gates, one sentence each (empty: they can be saved).
+
+    Rates (recall, MRR, the corrected pass rate…) take thresholds between 0 and 1, counts 0 or more; the
+    iterate threshold is the milder one; at least one metric keeps a threshold; every must-pass id is a case
+    of the set.
+    """
+    problems = []
+    for row in rows:
+        for kind, value in (("iterate", row.iterate), ("block", row.block)):
+            if value is None:
+                continue
+            if not math.isfinite(value) or value < 0 or (not row.is_count and value > 1):
+                scale = "counts of 0 or more" if row.is_count else "rates between 0 and 1"
+                problems.append(f"{row.label}: thresholds are {scale}; the {kind} threshold {_number(value)} is not.")
+        if row.iterate is not None and row.block is not None and math.isfinite(row.iterate) \
+                and math.isfinite(row.block):
+            if row.higher_is_better and row.iterate < row.block:
+                problems.append(f"{row.label}: iterate below {_number(row.iterate)} must not be lower than block "
+                                f"below {_number(row.block)} (iterate is the milder threshold).")
+            if not row.higher_is_better and row.iterate > row.block:
+                problems.append(f"{row.label}: iterate above {_number(row.iterate)} must not be higher than block "
+                                f"above {_number(row.block)} (iterate is the milder threshold).")
+    if not any(row.iterate is not None or row.block is not None for row in rows):
+        problems.append("Keep at least one threshold: a gate without any would always say go.")
+    unknown = [case for case in dict.fromkeys(must_pass) if case not in case_ids]
+    if unknown:
+        problems.append(f"Must-pass ids must be cases of this set; not in it: {', '.join(unknown)}.")
+    return problems
+
+
+def set_gates_mapping(*, rows: list[ThresholdRow], must_pass: list[str], no_new_failures: bool, k: int) -> dict:
+    """Return the stored form of a set's gates: the metrics that keep a threshold, the must-pass ids, the flags."""
+    metrics = {}
+    for row in rows:
+        if row.iterate is None and row.block is None:
+            continue
+        spec = {}
+        if row.block is not None:
+            spec[f"block_{row.direction}"] = row.block
+        if row.iterate is not None:
+            spec[f"iterate_{row.direction}"] = row.iterate
+        if row.optional:
+            spec["optional"] = True
+        if row.judge_on != "bound":
+            spec["judge_on"] = row.judge_on
+        metrics[row.metric] = spec
+    return {"k": k, "metrics": metrics, "must_pass": list(dict.fromkeys(must_pass)),
+            "no_new_failures": no_new_failures}
+
+
+def default_set_gates(config: GatesConfig, *, set_name: str) -> dict:
+    """Return the gates a set is held to before anyone edits them: the file's thresholds and flags, and its
+    listed must-pass ids only for the set the file names."""
+    return set_gates_mapping(rows=threshold_rows(config),
+                             must_pass=list(config.must_pass) if config.golden_set == set_name else [],
+                             no_new_failures=config.no_new_failures, k=config.k)
+
+
+def with_set_gates(config: GatesConfig, set_gates: dict, *, source: str) -> GatesConfig:
+    """Return `config` (which set to run and how) held to a set's own gates instead of its own thresholds."""
+    own = gates_from_mapping({key: set_gates[key] for key in SET_GATE_KEYS if key in set_gates}, source=source)
+    return GatesConfig(source=source, gates=own.gates, golden=config.golden, k=config.k,
+                       golden_set=config.golden_set, retrieval_only=config.retrieval_only,
+                       must_pass=own.must_pass, no_new_failures=own.no_new_failures)

@@ -14,6 +14,14 @@ class GoldenSet(models.Model):
 
     name = models.CharField(max_length=100, unique=True)
     current_version = models.PositiveIntegerField(default=0)
+    archived_at = models.DateTimeField(null=True, blank=True,
+                                       help_text="Archived sets are hidden by default and take no new cases or runs.")
+    # The set's own gates, in the shape of a gates file's thresholds ({"metrics", "must_pass", "no_new_failures"});
+    # null: the repository's gates file (evals/fixtures/gates.toml) until someone edits them on the set's page.
+    gates = models.JSONField(null=True, blank=True)
+    gates_edited_at = models.DateTimeField(null=True, blank=True)
+    gates_edited_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                        related_name="+")
 
     class Meta:
         db_table = "traces_goldenset"
@@ -21,6 +29,10 @@ class GoldenSet(models.Model):
 
     def __str__(self):
         return f"{self.name} v{self.current_version}"
+
+    @property
+    def archived(self) -> bool:
+        return self.archived_at is not None
 
 
 class GoldenCase(models.Model):

@@ -18,7 +18,7 @@ from evals.golden import metrics_case
 from evals.labels import evidence_items, judge_verdict_record, run_corrected_rate
 from evals.metrics import case_outcome, mean_reciprocal_rank, recall_at_k
 from evals.models import EvalRun, EvalRunItem, GoldenSet
-from evals.services import golden_version
+from evals.services import golden_set_require_open, golden_version
 
 # The retrieval fields an item keeps per hit (the chunk text stays in the knowledge base).
 RETRIEVAL_KEYS = ("chunk_id", "doc", "section", "vector_score", "text_rank", "rrf", "kept")
@@ -42,6 +42,7 @@ def eval_run(*, golden_set: GoldenSet, retrieval_only: bool = False, k: int = 5,
     """
     from kb.models import EmbeddingSpace
 
+    golden_set_require_open(golden_set, to="run it")
     version = golden_version(name=golden_set.name)
     space = EmbeddingSpace.objects.first()
     if not retrieval_only:
@@ -246,6 +247,11 @@ def run_baseline(*, head: EvalRun) -> EvalRun | None:
     earlier = EvalRun.objects.filter(golden_set_id=head.golden_set_id, status=EvalRun.Status.DONE,
                                      pk__lt=head.pk).order_by("-pk")
     return earlier.filter(retrieval_only=head.retrieval_only).first() or earlier.first()
+
+
+def run_gate_report(run: EvalRun) -> dict:
+    """Return a run's metrics as a gate report, with the case ids it ran."""
+    return {**(run.metrics or {}), "case_ids": list(run.items.values_list("case_id", flat=True))}
 
 
 def run_summary(run: EvalRun) -> str:

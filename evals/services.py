@@ -7,8 +7,10 @@ import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from django.db import transaction
+from django.db import IntegrityError, transaction
+from django.utils import timezone
 
+from core import params
 from desk.reasons import LABELS as REASON_LABELS
 from evals.golden import read_golden_rows
 from evals.models import GateDecision, GoldenCase, GoldenSet, GoldenSetVersion
@@ -18,7 +20,88 @@ from traces.models import ReviewNote, Trace
 # --- Golden set -------------------------------------------------------------------------------------------------
 
 class GoldenSetError(ValueError):
-    """A golden-set write or read that cannot be done (unknown set or version)."""
+    """A golden-set write or read that cannot be done (unknown set or version, bad name, archived set)."""
+
+
+class GoldenSetTaken(GoldenSetError):
+    """A name another set has; carries that set, so a page can link to it (a double-clicked create lands there)."""
+
+    def __init__(self, message: str, *, golden_set: GoldenSet):
+        super().__init__(message)
+        self.golden_set = golden_set
+
+
+NAME_MAX = 100
+
+
+def golden_set_require_open(golden_set: GoldenSet, *, to: str) -> None:
+    """Refuse a change that an archived set does not take (new cases, runs), saying how to get it back."""
+    if golden_set.archived_at is not None:
+        raise GoldenSetError(f"Golden set “{golden_set.name}” is archived: unarchive it to {to}.")
+
+
+def golden_set_name_check(raw: str | None, *, golden_set: GoldenSet | None = None) -> str:
+    """Return a usable set name: not empty, at most NAME_MAX characters, no other set's (in any letter case)."""
+    parsed = params.text(raw, label="The name", max_length=NAME_MAX)
+    if parsed.error:
+        raise GoldenSetError(parsed.error)
+    name = " ".join(parsed.value.split())
+    if not name:
+        raise GoldenSetError("Give the set a name.")
+    if not name.isprintable():
+        raise GoldenSetError("The name cannot contain control characters.")
+    others = GoldenSet.objects.filter(name__iexact=name)
+    if golden_set is not None:
+        others = others.exclude(pk=golden_set.pk)
+    taken = others.first()
+    if taken is not None:
+        archived = " (archived: show archived sets to find it)" if taken.archived_at else ""
+        raise GoldenSetTaken(f"There is already a golden set named “{taken.name}”{archived}; choose another name.",
+                             golden_set=taken)
+    return name
+
+
+def golden_set_create(*, name: str | None, user) -> GoldenSet:
+    """Create an empty set (version 0 until its first case); refuse an empty or taken name."""
+    name = golden_set_name_check(name)
+    try:
+        with transaction.atomic():
+            return GoldenSet.objects.create(name=name)
+    except IntegrityError as exc:  # a double submit that raced past the check: the name is taken now
+        raise GoldenSetError(f"There is already a golden set named “{name}”; choose another name.") from exc
+
+
+@transaction.atomic
+def golden_set_rename(*, golden_set: GoldenSet, name: str | None, user) -> GoldenSet:
+    """Rename a set (its cases, versions and runs stay); refuse an empty or taken name."""
+    golden_set = GoldenSet.objects.select_for_update().get(pk=golden_set.pk)
+    name = golden_set_name_check(name, golden_set=golden_set)
+    golden_set.name = name
+    golden_set.save(update_fields=["name"])
+    return golden_set
+
+
+@transaction.atomic
+def golden_set_archive(*, golden_set: GoldenSet, archived: bool, user, now=None) -> bool:
+    """Archive or unarchive a set; return whether it changed (a second click changes nothing)."""
+    golden_set = GoldenSet.objects.select_for_update().get(pk=golden_set.pk)
+    if golden_set.archived == archived:
+        return False
+    golden_set.archived_at = (now or timezone.now()) if archived else None
+    golden_set.save(update_fields=["archived_at"])
+    return True
+
+
+@transaction.atomic
+def golden_set_gates_save(*, golden_set: GoldenSet, gates: dict | None, user, now=None) -> GoldenSet:
+    """Store the set's own gates (already validated by evals.gates.set_gates_config), or None to go back to
+    the repository's gates file."""
+    golden_set = GoldenSet.objects.select_for_update().get(pk=golden_set.pk)
+    golden_set.gates = gates
+    golden_set.gates_edited_at = (now or timezone.now()) if gates is not None else None
+    golden_set.gates_edited_by = user if gates is not None and getattr(user, "pk", None) else None
+    golden_set.save(update_fields=["gates", "gates_edited_at", "gates_edited_by"])
+    return golden_set
 
 
 def golden_case_row(case: GoldenCase) -> dict:
@@ -62,6 +145,7 @@ def golden_import(*, name: str, path: Path, user=None) -> GoldenSetVersion:
     """Replace the cases of set `name` (created if new) with a JSONL file's rows: all or nothing, a new version."""
     rows = read_golden_rows(Path(path))  # raises GoldenFileError naming file:line before anything is written
     golden_set, _ = GoldenSet.objects.get_or_create(name=name)
+    golden_set_require_open(golden_set, to="import cases into it")
     golden_set.cases.all().delete()
     GoldenCase.objects.bulk_create([
         GoldenCase(golden_set=golden_set, case_id=row["id"], query=row["query"], hits=row["hits"],
@@ -122,20 +206,65 @@ def trace_failure(trace: Trace) -> str:
     return ""
 
 
-@transaction.atomic
-def golden_case_from_trace(*, trace: Trace, user, golden_set: GoldenSet) -> GoldenCase:
-    """Add a case from a trace (query, customer); not must-pass until edited.
+def _case_of_trace(*, trace: Trace, golden_set: GoldenSet) -> GoldenCase:
+    """Create a case from a trace (query, customer); not must-pass until edited. The caller bumps the version.
 
     An answered trace nobody faulted starts with the documents of its kept chunks as hits. An escalated or
     failing one starts with none: what it retrieved is what failed, so the analyst picks the hits (the edit
     page offers the retrieved documents as suggestions, the ones the turn used as hard-negative candidates).
     """
     hits = [] if trace_failure(trace) else kept_docs(trace)
-    case = GoldenCase.objects.create(golden_set=golden_set, case_id=_next_case_id(golden_set, trace),
+    return GoldenCase.objects.create(golden_set=golden_set, case_id=_next_case_id(golden_set, trace),
                                      query=trace.query, customer_id=trace.customer_id or "", hits=hits,
                                      origin=GoldenCase.Origin.TRACE, trace=trace, must_pass=False)
+
+
+@transaction.atomic
+def golden_case_from_trace(*, trace: Trace, user, golden_set: GoldenSet) -> GoldenCase:
+    """Add a case from a trace to an open set and bump its version (see _case_of_trace for the starting hits)."""
+    golden_set_require_open(golden_set, to="add cases to it")
+    case = _case_of_trace(trace=trace, golden_set=golden_set)
     golden_set_bump(golden_set=golden_set, user=user, note=f"case {case.case_id} from trace {trace.pk}")
     return case
+
+
+@dataclass(frozen=True)
+class BulkAddResult:
+    """What adding several traces to a set did: the cases made, and the traces the set already held."""
+
+    golden_set: GoldenSet
+    added: list[GoldenCase]
+    already_in_set: list[int]  # trace ids
+
+    @property
+    def summary(self) -> str:
+        added = f"{len(self.added)} added to {self.golden_set.name}"
+        if self.added:
+            added += f" (version {self.golden_set.current_version})"
+        return f"{added}, {len(self.already_in_set)} already in the set." if self.already_in_set else f"{added}."
+
+
+@transaction.atomic
+def golden_cases_from_traces(*, traces: list[Trace], user, golden_set: GoldenSet) -> BulkAddResult:
+    """Add one case per trace that the set does not hold yet (as golden_case_from_trace does); bump once.
+
+    Holds the set's row lock while it checks and writes: a second submit of the same form waits for the
+    first, then finds every trace already in the set and adds nothing.
+    """
+    golden_set = GoldenSet.objects.select_for_update().get(pk=golden_set.pk)
+    golden_set_require_open(golden_set, to="add cases to it")
+    held = set(golden_set.cases.filter(trace__in=[t.pk for t in traces]).values_list("trace_id", flat=True))
+    added, already = [], []
+    for trace in dict((t.pk, t) for t in traces).values():
+        if trace.pk in held:
+            already.append(trace.pk)
+            continue
+        added.append(_case_of_trace(trace=trace, golden_set=golden_set))
+    if added:
+        ids = ", ".join(case.case_id for case in added)
+        golden_set_bump(golden_set=golden_set, user=user, note=f"{len(added)} case(s) from traces: {ids}")
+        golden_set.refresh_from_db(fields=["current_version"])
+    return BulkAddResult(golden_set=golden_set, added=added, already_in_set=already)
 
 
 @transaction.atomic

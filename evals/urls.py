@@ -8,7 +8,12 @@ app_name = "evals"
 urlpatterns = [
     # Golden sets, runs, comparison, human labels, calibration (evals/views.py)
     path("traces/golden/", views.golden_sets, name="golden_sets"),
+    path("traces/golden/new/", views.golden_set_create, name="golden_set_create"),
+    path("traces/golden/add/", views.golden_bulk_add, name="golden_bulk_add"),
     path("traces/golden/<int:golden_set_id>/", views.golden_set_detail, name="golden_set"),
+    path("traces/golden/<int:golden_set_id>/rename/", views.golden_set_rename, name="golden_set_rename"),
+    path("traces/golden/<int:golden_set_id>/archive/", views.golden_set_archive, name="golden_set_archive"),
+    path("traces/golden/<int:golden_set_id>/gates/", views.golden_set_gates, name="golden_set_gates"),
     path("traces/golden/<int:golden_set_id>/run/", views.golden_set_run, name="golden_set_run"),
     path("traces/golden/<int:golden_set_id>/variants/", views.golden_set_variants, name="golden_set_variants"),
     path("traces/golden/<int:golden_set_id>/cases/<int:case_id>/review/", views.golden_case_review,

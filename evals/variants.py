@@ -19,7 +19,7 @@ from django.utils.text import slugify
 from bot.llm import ModelCallError, openai_client, structured_completion
 from core.text import fold
 from evals.models import GoldenCase, GoldenSet
-from evals.services import GoldenSetError, golden_set_bump, kept_docs
+from evals.services import GoldenSetError, golden_set_bump, golden_set_require_open, kept_docs
 from traces.models import FailureClass, ReviewNote, Trace
 
 VARIANTS_SCHEMA = {
@@ -80,6 +80,7 @@ def variants_generate(*, failure_class: FailureClass, golden_set: GoldenSet, per
     """
     if per_trace < 1:
         raise VariantError("Ask for at least one variant per trace.")
+    golden_set_require_open(golden_set, to="add cases to it")
     survivor = survivor_of(failure_class)
     client, model = _client(writer_client, model)
     proposals = [(trace, _proposals(trace, per_trace=per_trace, client=client, model=model))

@@ -15,10 +15,19 @@ from django.db.models import Count, Q
 from django.http import HttpResponseRedirect
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
 from core import params
 from evals import services
+from evals.gates import (
+    GatesFileError,
+    ThresholdRow,
+    gates_from_mapping,
+    set_gates_mapping,
+    set_gates_problems,
+    threshold_rows,
+)
 from evals.judge import get_judge
 from evals.labels import (
     calibration_report,
@@ -31,6 +40,7 @@ from evals.labels import (
 from evals.models import EvalRun, EvalRunItem, GoldenCase, GoldenSet, HumanLabel, JudgeVerdict
 from evals.run_plots import PlotValue, line_plot
 from evals.runner import run_compare as compare_runs
+from evals.set_gates import REPOSITORY_GATES, own_gates_source, set_gates_defaults
 from evals.tasks import eval_run_enqueue
 from evals.variants import variant_review, variants_generate
 from traces.access import may_review_traces, require_trace_reviewer
@@ -122,33 +132,92 @@ class RunSummary:
 # --- golden sets -------------------------------------------------------------------------------------------------
 
 
-@login_required
-def golden_sets(request):
-    """List golden sets with their version, case counts and the last finished run's retrieval numbers."""
-    require_trace_reviewer(request.user)
-    sets = list(GoldenSet.objects.annotate(
+def _golden_sets_context(*, show_archived: bool) -> dict:
+    sets = GoldenSet.objects.annotate(
         case_count=Count("cases", distinct=True),
         must_pass_count=Count("cases", filter=Q(cases__must_pass=True), distinct=True),
         synthetic_count=Count("cases", filter=Q(cases__synthetic=True), distinct=True),
         awaiting_review=Count("cases", filter=Q(cases__synthetic=True, cases__reviewed=False), distinct=True),
-    ))
+    )
+    archived_count = GoldenSet.objects.filter(archived_at__isnull=False).count()
+    sets = list(sets if show_archived else sets.filter(archived_at__isnull=True))
     last_runs = {run.golden_set_id: RunSummary.of(run) for run in
                  EvalRun.objects.filter(status=EvalRun.Status.DONE)
                  .order_by("golden_set_id", "-started_at", "-pk").distinct("golden_set_id")}
     for golden_set in sets:
         golden_set.last_run = last_runs.get(golden_set.pk)
-    return render(request, "traces/golden_sets.html", {"golden_sets": sets})
+    return {"golden_sets": sets, "show_archived": show_archived, "archived_count": archived_count}
 
 
 @login_required
-def golden_set_detail(request, golden_set_id):
-    """Show a set's cases, versions and runs, the run form, the variants form and the synthetic review queue."""
-    golden_set = access_golden_set(request.user, golden_set_id)
+def golden_sets(request):
+    """List golden sets (archived ones only with ?archived=yes) with their version, case counts and the last
+    finished run's retrieval numbers; the form to create one."""
+    require_trace_reviewer(request.user)
+    show = params.boolean(request.GET.get("archived"), label="Show archived", default=False)
+    return render(request, "traces/golden_sets.html", {
+        **_golden_sets_context(show_archived=bool(show.value)),
+        "problems": [show.error] if show.error else []})
+
+
+@login_required
+@require_POST
+def golden_set_create(request):
+    """Create an empty golden set and open it; an empty or taken name comes back with the reason."""
+    require_trace_reviewer(request.user)
+    try:
+        golden_set = services.golden_set_create(name=request.POST.get("name"), user=request.user)
+    except services.GoldenSetError as error:
+        return render(request, "traces/golden_sets.html", {
+            **_golden_sets_context(show_archived=False), "create_error": str(error),
+            "create_existing": getattr(error, "golden_set", None),
+            "create_name": request.POST.get("name", "")[:services.NAME_MAX * 2]}, status=400)
+    messages.success(request, f"Golden set {golden_set.name} created. Add cases from the trace browser or a trace page.")
+    return redirect("evals:golden_set", golden_set.pk)
+
+
+def _gate_form_rows(golden_set: GoldenSet) -> list[ThresholdRow]:
+    """Return the rows of the set's gates form: the repository's metrics, with the set's own values if edited."""
+    defaults = set_gates_defaults(golden_set)
+    rows = threshold_rows(gates_from_mapping(defaults, source=REPOSITORY_GATES))
+    if golden_set.gates is None:
+        return rows
+    try:
+        own = {row.metric: row for row in threshold_rows(gates_from_mapping(golden_set.gates,
+                                                                            source=own_gates_source(golden_set)))}
+    except GatesFileError:  # stored gates edited outside the page: show the file's, the card says so
+        return rows
+    shown = [own.get(row.metric) or ThresholdRow(metric=row.metric, higher_is_better=row.higher_is_better,
+                                                  optional=row.optional, judge_on=row.judge_on) for row in rows]
+    return shown + [row for metric, row in own.items() if metric not in {r.metric for r in rows}]
+
+
+def _gates_unreadable(golden_set: GoldenSet) -> str:
+    """Return why the set's stored gates cannot be used ('' when they can, or when it has none)."""
+    if golden_set.gates is None:
+        return ""
+    try:
+        gates_from_mapping(golden_set.gates, source=own_gates_source(golden_set))
+    except GatesFileError as error:
+        return str(error)
+    return ""
+
+
+def _gates_summary(golden_set: GoldenSet) -> dict:
+    stored = golden_set.gates if isinstance(golden_set.gates, dict) else set_gates_defaults(golden_set)
+    must_pass = stored.get("must_pass") if isinstance(stored.get("must_pass"), list) else []
+    k = stored.get("k") if isinstance(stored.get("k"), int) and not isinstance(stored.get("k"), bool) else 5
+    return {"must_pass": [str(case) for case in must_pass], "no_new_failures": bool(stored.get("no_new_failures")),
+            "k": k}
+
+
+def _detail_context(golden_set: GoldenSet) -> dict:
     cases = list(golden_set.cases.select_related("trace", "failure_class"))
     deleted = services.deleted_document_slugs()
     for case in cases:
         case.missing_documents = services.missing_documents(case, deleted)
-    return render(request, "traces/golden_set_detail.html", {
+    summary = _gates_summary(golden_set)
+    return {
         "golden_set": golden_set, "cases": cases,
         "cases_missing_documents": sum(1 for case in cases if case.missing_documents),
         "awaiting_review": [c for c in cases if c.synthetic and not c.reviewed],
@@ -157,7 +226,103 @@ def golden_set_detail(request, golden_set_id):
         "gate": golden_set.gate_decisions.first(),
         "failure_classes": FailureClass.objects.filter(merged_into__isnull=True)
         .select_related("session").annotate(note_count=Count("notes")).order_by("session__name", "name"),
-    })
+        "gate_rows": _gate_form_rows(golden_set), "gates_must_pass": ", ".join(summary["must_pass"]),
+        "gates_no_new_failures": summary["no_new_failures"], "repository_gates": REPOSITORY_GATES,
+        "gates_unreadable": _gates_unreadable(golden_set),
+        "rename_value": golden_set.name,
+    }
+
+
+@login_required
+def golden_set_detail(request, golden_set_id):
+    """Show a set's cases, versions and runs, its gates, the run, rename and archive forms, the variants form and
+    the synthetic review queue."""
+    golden_set = access_golden_set(request.user, golden_set_id)
+    return render(request, "traces/golden_set_detail.html", _detail_context(golden_set))
+
+
+@login_required
+@require_POST
+def golden_set_rename(request, golden_set_id):
+    """Rename the set; an empty or taken name comes back with the reason."""
+    golden_set = access_golden_set(request.user, golden_set_id)
+    old_name = golden_set.name
+    try:
+        golden_set = services.golden_set_rename(golden_set=golden_set, name=request.POST.get("name"),
+                                                user=request.user)
+    except services.GoldenSetError as error:
+        return render(request, "traces/golden_set_detail.html", {
+            **_detail_context(golden_set), "rename_error": str(error),
+            "rename_value": request.POST.get("name", "")[:services.NAME_MAX * 2]}, status=400)
+    if golden_set.name != old_name:
+        messages.success(request, f"Renamed {old_name} to {golden_set.name}.")
+    return redirect("evals:golden_set", golden_set.pk)
+
+
+@login_required
+@require_POST
+def golden_set_archive(request, golden_set_id):
+    """Archive the set (hidden from lists, no new cases or runs) or unarchive it; a second click changes nothing."""
+    golden_set = access_golden_set(request.user, golden_set_id)
+    action = params.choice(request.POST.get("action"), ("archive", "unarchive"), label="The action")
+    if not action.value:
+        messages.error(request, action.error or "Archive or unarchive.")
+        return redirect("evals:golden_set", golden_set.pk)
+    archive = action.value == "archive"
+    changed = services.golden_set_archive(golden_set=golden_set, archived=archive, user=request.user)
+    if not changed:
+        messages.info(request, f"{golden_set.name} was already {'archived' if archive else 'not archived'}.")
+    elif archive:
+        messages.success(request, f"{golden_set.name} archived: hidden from the lists, and it takes no new cases "
+                                  f"or runs until unarchived.")
+    else:
+        messages.success(request, f"{golden_set.name} unarchived.")
+    return redirect("evals:golden_set", golden_set.pk)
+
+
+GATE_NUMBER_LIMIT = 1e9  # parsing only; evals.gates.set_gates_problems says which range each metric takes
+
+
+@login_required
+@require_POST
+def golden_set_gates(request, golden_set_id):
+    """Save the set's own gates (thresholds, must-pass ids, no new failures) or go back to the gates file."""
+    golden_set = access_golden_set(request.user, golden_set_id)
+    if request.POST.get("action") == "reset":
+        if golden_set.gates is not None:
+            services.golden_set_gates_save(golden_set=golden_set, gates=None, user=request.user)
+            messages.success(request, f"{golden_set.name} is held to {REPOSITORY_GATES} again.")
+        else:
+            messages.info(request, f"{golden_set.name} already follows {REPOSITORY_GATES}.")
+        return redirect("evals:golden_set", golden_set.pk)
+    problems, rows = [], []
+    for row in _gate_form_rows(golden_set):
+        values = {}
+        for kind in ("iterate", "block"):
+            parsed = params.number(request.POST.get(f"{kind}:{row.metric}"),
+                                   label=f"{row.label}: the {kind} threshold", low=-GATE_NUMBER_LIMIT,
+                                   high=GATE_NUMBER_LIMIT)
+            if parsed.error:
+                problems.append(parsed.error)
+            values[kind] = parsed.value
+        rows.append(ThresholdRow(metric=row.metric, higher_is_better=row.higher_is_better, optional=row.optional,
+                                 judge_on=row.judge_on, **values))
+    must_pass_field = params.text(request.POST.get("must_pass"), label="The must-pass ids", max_length=CASE_LIST_MAX)
+    if must_pass_field.error:
+        problems.append(must_pass_field.error)
+    must_pass = _commas(must_pass_field.value)
+    case_ids = set(golden_set.cases.values_list("case_id", flat=True))
+    problems += set_gates_problems(rows=rows, must_pass=must_pass, case_ids=case_ids)
+    if problems:
+        context = _detail_context(golden_set)
+        context.update(gate_rows=rows, gates_must_pass=must_pass_field.value,
+                       gates_no_new_failures="no_new_failures" in request.POST, gates_errors=problems)
+        return render(request, "traces/golden_set_detail.html", context, status=400)
+    mapping = set_gates_mapping(rows=rows, must_pass=must_pass, no_new_failures="no_new_failures" in request.POST,
+                                k=_gates_summary(golden_set)["k"])
+    services.golden_set_gates_save(golden_set=golden_set, gates=mapping, user=request.user)
+    messages.success(request, f"Gates of {golden_set.name} saved: its runs and `manage.py gate` use them now.")
+    return redirect(f"{reverse('evals:golden_set', args=[golden_set.pk])}#gates")
 
 
 @login_required
@@ -165,10 +330,14 @@ def golden_set_detail(request, golden_set_id):
 def golden_set_run(request, golden_set_id):
     """Queue a run of the set's current version, then show the runs page for this set."""
     golden_set = access_golden_set(request.user, golden_set_id)
+    if golden_set.archived:
+        messages.error(request, f"{golden_set.name} is archived: unarchive it to run it.")
+        return redirect("evals:golden_set", golden_set.pk)
     retrieval_only = request.POST.get("retrieval_only") in ("on", "1", "true")
     eval_run_enqueue(golden_set_id=golden_set.pk, retrieval_only=retrieval_only, user_id=request.user.pk)
     messages.info(request, f"Run of {golden_set.name} v{golden_set.current_version} queued"
-                           f"{' (retrieval only)' if retrieval_only else ''}.")
+                           f"{' (retrieval only)' if retrieval_only else ''}; when it finishes, its gate decision "
+                           f"shows on the run's and the set's page.")
     return HttpResponseRedirect(f"{reverse('evals:runs')}?golden={golden_set.pk}")
 
 
@@ -242,8 +411,9 @@ def runs(request):
     """List runs with their versions and numbers; plot recall@k, MRR and the corrected rate over one set's runs."""
     require_trace_reviewer(request.user)
     listed = [RunSummary.of(run) for run in EvalRun.objects.select_related("golden_set")[:LISTED_RUNS]]
-    sets = list(GoldenSet.objects.all())
     golden = params.integer(request.GET.get("golden"), label="The golden set")
+    # Archived sets leave the picker, except the one asked for (its runs stay readable).
+    sets = list(GoldenSet.objects.filter(Q(archived_at__isnull=True) | Q(pk=golden.value or 0)))
     chosen = next((g for g in sets if g.pk == golden.value), None)
     if chosen is None and listed:
         chosen = listed[0].run.golden_set
@@ -333,7 +503,7 @@ def trace_panels(request, trace_id):
     require_trace_reviewer(request.user)
     trace = get_object_or_404(Trace, pk=trace_id)
     return render(request, "evals/_trace_panels.html", {
-        "trace": trace, "golden_sets": list(GoldenSet.objects.all()),
+        "trace": trace, "golden_sets": list(GoldenSet.objects.filter(archived_at__isnull=True)),
         "golden_cases": list(trace.golden_cases.select_related("golden_set")),
         **trace_label_context(request.user, trace)})
 
@@ -422,7 +592,11 @@ def golden_case_create(request, trace_id):
     trace = get_object_or_404(Trace, pk=trace_id)
     golden_set_id = params.integer(request.POST.get("golden_set"), label="The golden set").or_bad_request()
     golden_set = get_object_or_404(GoldenSet, pk=golden_set_id or 0)
-    case = services.golden_case_from_trace(trace=trace, user=request.user, golden_set=golden_set)
+    try:
+        case = services.golden_case_from_trace(trace=trace, user=request.user, golden_set=golden_set)
+    except services.GoldenSetError as error:
+        messages.error(request, str(error))
+        return redirect("traces:detail", trace.pk)
     golden_set.refresh_from_db()
     messages.success(request, f"Case {case.case_id} added to {golden_set.name} (version {golden_set.current_version}).")
     return redirect("evals:golden_case", case_id=case.pk)
@@ -483,4 +657,65 @@ def golden_case_edit(request, case_id):
         "suggestions": services.case_suggestions(case, live), "live_documents": sorted(live),
         "missing_documents": services.missing_documents(case, services.deleted_document_slugs()),
         "trace_failure": services.trace_failure(case.trace) if case.trace_id else "",
+    }, status=400 if error else 200)
+
+
+BULK_MAX = 200  # traces per bulk add; the trace browser shows 50 a page
+
+
+def _bulk_back(request) -> str:
+    """Return where to go after a bulk add: the trace browser page it came from, if it is one of ours."""
+    back = request.POST.get("next", "")
+    if back and url_has_allowed_host_and_scheme(back, allowed_hosts={request.get_host()},
+                                                require_https=request.is_secure()):
+        return back
+    return reverse("traces:list")
+
+
+@login_required
+@require_POST
+def golden_bulk_add(request):
+    """Add the traces ticked in the trace browser to a golden set, one case each (as from a trace page).
+
+    Without a chosen set it shows the traces and asks which set; with one it adds the traces the set does not
+    hold yet and says how many were added and how many were already in it.
+    """
+    require_trace_reviewer(request.user)
+    back = _bulk_back(request)
+    raw_ids = request.POST.getlist("trace")
+    ids, bad = [], []
+    for raw in raw_ids[:BULK_MAX + 1]:
+        parsed = params.integer(raw, label="A trace id", low=1)
+        (ids.append(parsed.value) if parsed.value is not None else bad.append(parsed.error or "A trace id is empty."))
+    if len(raw_ids) > BULK_MAX:
+        bad.append(f"Add at most {BULK_MAX} traces at a time.")
+    traces = list(Trace.objects.filter(pk__in=ids).prefetch_related("golden_cases__golden_set")
+                  .order_by("-created_at", "-pk")) if not bad else []
+    missing = sorted(set(ids) - {trace.pk for trace in traces})
+    if missing and not bad:
+        bad.append(f"No trace {', '.join(map(str, missing))}.")
+    if bad or not traces:
+        messages.error(request, " ".join(bad) or "Tick at least one trace to add.")
+        return HttpResponseRedirect(back)
+    open_sets = list(GoldenSet.objects.filter(archived_at__isnull=True))
+    chosen = params.integer(request.POST.get("golden_set"), label="The golden set", low=1)
+    error = chosen.error
+    golden_set = None
+    if chosen.value is not None:
+        golden_set = GoldenSet.objects.filter(pk=chosen.value).first()
+        if golden_set is None:
+            error = "That golden set does not exist (any more); choose another."
+        else:
+            try:
+                result = services.golden_cases_from_traces(traces=traces, user=request.user, golden_set=golden_set)
+            except services.GoldenSetError as exc:
+                error = str(exc)
+            else:
+                messages.success(request, result.summary)
+                return HttpResponseRedirect(back)
+    elif "golden_set" in request.POST:
+        error = error or "Choose a golden set."
+    return render(request, "evals/golden_bulk_add.html", {
+        "traces": traces, "golden_sets": open_sets, "error": error, "back": back,
+        "chosen": golden_set.pk if golden_set is not None else None,
     }, status=400 if error else 200)

@@ -81,3 +81,46 @@ def test_the_demo_leaves_a_coded_retrieval_failure_and_its_golden_case(settings,
     demo.refresh_from_db()
     assert (ReviewSession.objects.count(), ReviewNote.objects.count(), GoldenCase.objects.count(),
             demo.current_version, Trace.objects.count()) == counts
+
+
+def test_the_demo_calibration_shows_tpr_tnr_and_a_corrected_rate_with_its_interval_on_first_open(
+        settings, sample_kb, client, django_capture_on_commit_callbacks):
+    import re
+    from html import unescape
+
+    from django.contrib.auth import get_user_model
+
+    from evals.models import EvalRun, HumanLabel, JudgeVerdict
+
+    settings.WHATSAPP_APP_SECRET = "demo-app-secret"
+    settings.OPENAI_API_KEY = settings.OPENAI_BASE_URL = ""
+    with django_capture_on_commit_callbacks(execute=True):
+        call_command("demo_users", stdout=io.StringIO())
+        call_command("demo_conversations", stdout=io.StringIO())
+    out = io.StringIO()
+    call_command("demo_calibration", stdout=out)
+    assert re.search(r"corrected pass rate [01]\.\d{3} \[[01]\.\d{3}, [01]\.\d{3}\]", out.getvalue())
+
+    for split in ("dev", "test"):
+        labels = set(HumanLabel.objects.filter(split=split).values_list("label", flat=True))
+        assert labels == {"pass", "fail"}, split
+    verdicts = set(JudgeVerdict.objects.filter(run_item__human_labels__isnull=False).values_list("label", flat=True))
+    assert {"pass", "fail"} <= verdicts  # the offline judge passes some answers and fails others
+
+    client.force_login(get_user_model().objects.get(username="analyst"))
+    page = re.sub(r"\s+", " ", unescape(re.sub(r"<[^>]+>", " ", client.get("/traces/calibration/").content.decode())))
+    assert re.search(r"TPR \(judge passes what a human passes\) [01]\.\d{3}", page)
+    assert re.search(r"TNR \(judge fails what a human fails\) [01]\.\d{3}", page)
+    assert re.search(r"Corrected pass rate 95 % interval .*? [01]\.\d{3} .*?\[[01]\.\d{3}, [01]\.\d{3}\]", page)
+    assert "Not computable" not in page and "Corrected pass rate undefined" not in page
+
+    # The last run is gated against the set's real previous run, not the labelled sample.
+    sample = EvalRun.objects.get(note__startswith="Demo calibration sample")
+    last = EvalRun.objects.filter(golden_set__name="demo-calibration").order_by("-pk").first()
+    assert last.pk > sample.pk and sample.status == "done"
+    assert last.gate_decisions.get().baseline not in ("", f"run {sample.pk}")
+
+    runs = EvalRun.objects.count()
+    again = io.StringIO()
+    call_command("demo_calibration", stdout=again)  # idempotent
+    assert "nothing to do" in again.getvalue() and EvalRun.objects.count() == runs

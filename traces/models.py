@@ -293,3 +293,22 @@ class Configuration(models.Model):
 
     def parts(self) -> ConfigurationParts:
         return ConfigurationParts(**{name: getattr(self, name) for name in ConfigurationParts.__dataclass_fields__})
+
+
+class SavedFilter(models.Model):
+    """A trace-browser filter query that one analyst saved under a name; only its owner sees it."""
+
+    NAME_MAX = 80
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    name = models.CharField(max_length=NAME_MAX)
+    query = models.TextField(help_text="The filters as a query string, as the browser's filter form sends them.")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["user", "name"]
+        constraints = [models.UniqueConstraint(fields=["user", "name"], name="saved_filter_name_per_user")]
+
+    def __str__(self):
+        return self.name

@@ -6,6 +6,9 @@ import datetime as dt
 import secrets
 
 from django.db import transaction
+from django.http import QueryDict
+
+from core import params as core_params
 from django.db.models import Exists, Max, OuterRef, Subquery
 
 from traces.fingerprint import ConfigurationParts
@@ -16,6 +19,7 @@ from traces.models import (
     FailureClassEvent,
     ReviewNote,
     ReviewSession,
+    SavedFilter,
     SessionTrace,
     Trace,
 )
@@ -196,3 +200,67 @@ def failure_class_merge(*, source: FailureClass, target: FailureClass, actor=Non
     FailureClassEvent.objects.create(failure_class=source, kind="merged_into", actor=actor,
                                      detail={"into": target.pk, "into_name": target.name})
     return target
+
+
+# --- saved filters ------------------------------------------------------------------------------------------------
+
+FILTER_KEYS = tuple(name for name in TraceFilters.__dataclass_fields__ if name != "problems")
+SAVED_FILTER_QUERY_MAX = 2_000
+
+
+class SavedFilterError(ValueError):
+    """A saved filter that cannot be stored as asked (the message says why)."""
+
+
+def saved_filter_query(raw_query: str) -> str:
+    """Return the browser filters of a query string, re-encoded (paging and unknown keys dropped); refuse a
+    query with a value that cannot be a filter, or with no filter at all."""
+    if len(raw_query) > SAVED_FILTER_QUERY_MAX:
+        raise SavedFilterError(f"The filters are longer than {SAVED_FILTER_QUERY_MAX:,} characters.")
+    sent = QueryDict(raw_query)
+    kept = QueryDict(mutable=True)
+    for key in FILTER_KEYS:
+        value = sent.get(key, "").strip()
+        if value:
+            kept[key] = value
+    filters = parse_trace_filters(kept)
+    if filters.problems:
+        raise SavedFilterError("Fix the filters before saving them: " + " ".join(filters.problems))
+    if not filters.to_query():
+        raise SavedFilterError("Choose at least one filter before saving: “all traces” needs no name.")
+    return kept.urlencode()
+
+
+@transaction.atomic
+def saved_filter_save(*, user, name: str | None, raw_query: str) -> tuple[SavedFilter, str]:
+    """Save the browser's current filters under a name of this user's; return the filter and what happened
+    ("saved", "replaced": the name held other filters, "unchanged": the same ones — a second click)."""
+    parsed = core_params.text(name, label="The name", max_length=SavedFilter.NAME_MAX)
+    if parsed.error:
+        raise SavedFilterError(parsed.error)
+    name = " ".join(parsed.value.split())
+    if not name:
+        raise SavedFilterError("Give the filter a name.")
+    if not name.isprintable():
+        raise SavedFilterError("The name cannot contain control characters.")
+    query = saved_filter_query(raw_query)
+    saved = SavedFilter.objects.select_for_update().filter(user=user, name=name).first()
+    if saved is None:
+        # A double submit can race past the read above; the unique constraint makes the second one wait.
+        saved, created = SavedFilter.objects.get_or_create(user=user, name=name, defaults={"query": query})
+        if created:
+            return saved, "saved"
+    if saved.query == query:
+        return saved, "unchanged"
+    saved.query = query
+    saved.save(update_fields=["query", "updated_at"])
+    return saved, "replaced"
+
+
+def saved_filter_delete(*, user, saved_filter_id: int) -> str | None:
+    """Delete one of this user's saved filters; return its name (None: not theirs, or already deleted)."""
+    saved = SavedFilter.objects.filter(user=user, pk=saved_filter_id).first()
+    if saved is None:
+        return None
+    saved.delete()
+    return saved.name

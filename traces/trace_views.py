@@ -10,6 +10,7 @@ from django.core.exceptions import BadRequest, PermissionDenied
 from django.db.models import Q
 from django.http import Http404, QueryDict, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.utils import timezone
 from django.utils.html import escape
 from django.utils.safestring import mark_safe
@@ -23,7 +24,16 @@ from kb.models import Chunk
 from traces import labels, selectors, services
 from traces.fingerprint import PARTS
 from traces.access import may_read_traces, may_review_traces, require_trace_reviewer
-from traces.models import STAGES, FailureClass, FailureClassEvent, ReviewNote, ReviewSession, SessionTrace, Trace
+from traces.models import (
+    STAGES,
+    FailureClass,
+    FailureClassEvent,
+    ReviewNote,
+    ReviewSession,
+    SavedFilter,
+    SessionTrace,
+    Trace,
+)
 from traces.taxonomy import bars, chart_height, saturation
 
 
@@ -56,7 +66,43 @@ def trace_list(request):
         "next_query": next_query.urlencode() if next_cursor else "",
         "may_review": may_review_traces(request.user),
         "problems": [*filters.problems, *([after.error] if after.error else [])],
+        "saved_filters": SavedFilter.objects.filter(user=request.user).order_by("name"),
+        "current_query": query.urlencode(), "next_path": request.get_full_path(),
     })
+
+
+@login_required
+@require_POST
+def saved_filter_save(request):
+    """Save the browser's current filters under a name (the user's own list); a bad name or filter says why."""
+    if not may_read_traces(request.user):
+        raise PermissionDenied
+    raw_query = request.POST.get("query", "")
+    try:
+        saved, what = services.saved_filter_save(user=request.user, name=request.POST.get("name"),
+                                                 raw_query=raw_query)
+    except services.SavedFilterError as error:
+        messages.error(request, str(error))
+        back = QueryDict(raw_query[:services.SAVED_FILTER_QUERY_MAX]).urlencode()
+        return redirect(f"{reverse('traces:list')}?{back}" if back else reverse("traces:list"))
+    messages.success(request, {"saved": f"Filter “{saved.name}” saved.",
+                               "replaced": f"Filter “{saved.name}” now holds these filters.",
+                               "unchanged": f"Filter “{saved.name}” already holds these filters."}[what])
+    return redirect(f"{reverse('traces:list')}?{saved.query}")
+
+
+@login_required
+@require_POST
+def saved_filter_delete(request, saved_filter_id):
+    """Delete one of the user's saved filters; another user's (or one already deleted) is not found."""
+    if not may_read_traces(request.user):
+        raise PermissionDenied
+    name = services.saved_filter_delete(user=request.user, saved_filter_id=saved_filter_id)
+    if name is None:
+        messages.info(request, "That saved filter is not in your list (already deleted?).")
+    else:
+        messages.success(request, f"Filter “{name}” deleted.")
+    return redirect("traces:list")
 
 
 def _count_text(count: int, more: bool) -> str:

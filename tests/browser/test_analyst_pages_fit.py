@@ -9,6 +9,7 @@ from tests.browser.conftest import BROWSER_MARKS, SCREENSHOTS, log_in
 
 pytestmark = BROWSER_MARKS
 
+BULK_ADD = "the bulk-add page (from the trace browser)"
 LONG_CLASS = "The fee chunk of the business plan outranked the residential one for a home customer"
 
 
@@ -63,6 +64,12 @@ def analyst_data(make_staff):
         EvalRunItem.objects.create(run=run, case_id="t1", query=long_query, outcome="escalated",
                                    escalation_reason="TOOL_ERROR", failures=["escalated: TOOL_ERROR"])
         runs.append(run)
+    from traces.models import SavedFilter
+
+    SavedFilter.objects.create(user=analyst, name="Escalated tool errors on the business plan, November",
+                               query="outcome=escalated&escalation_reason=TOOL_ERROR&text=reconexión")
+    GoldenSet.objects.create(name="an-archived-set-with-an-even-longer-name-than-the-other-one",
+                             archived_at=now)
     return {"trace": traces[0], "session": session, "golden_set": golden_set, "case": case, "runs": runs}
 
 
@@ -75,7 +82,7 @@ def test_traces_and_evals_pages_fit_at_1440_and_390_without_sideways_scroll(live
         "/traces/", "/traces/?text=reconexion&escalation_reason=tool_error",
         f"/traces/{data['trace'].pk}/", "/traces/sessions/", f"/traces/sessions/{session.pk}/",
         f"/traces/sessions/{session.pk}/review/1/", f"/traces/sessions/{session.pk}/taxonomy/",
-        "/traces/golden/", f"/traces/golden/{golden_set.pk}/", f"/traces/golden/cases/{data['case'].pk}/",
+        "/traces/golden/", "/traces/golden/?archived=yes", f"/traces/golden/{golden_set.pk}/", f"/traces/golden/cases/{data['case'].pk}/",
         "/traces/runs/", f"/traces/runs/{runs[0].pk}/", f"/traces/runs/compare/?base={runs[0].pk}&head={runs[1].pk}",
         "/traces/calibration/",
     ]
@@ -83,8 +90,14 @@ def test_traces_and_evals_pages_fit_at_1440_and_390_without_sideways_scroll(live
     too_wide = []
     for width in (1440, 390):
         page.set_viewport_size({"width": width, "height": 900})
-        for path in paths:
-            page.goto(f"{base}{path}")
+        for path in [*paths, BULK_ADD]:
+            if path == BULK_ADD:  # a form post: tick a trace in the browser and ask to add it
+                page.goto(f"{base}/traces/")
+                page.get_by_label(f"Select trace {data['trace'].pk}").check()
+                page.get_by_role("button", name="Add ticked traces to a golden set…").click()
+                page.wait_for_selector("#bulk-add")
+            else:
+                page.goto(f"{base}{path}")
             scroll, client = page.evaluate(
                 "() => [document.documentElement.scrollWidth, document.documentElement.clientWidth]")
             if scroll > client:

@@ -3,32 +3,17 @@ review page (billing calls with their HTTP status, verifier problems, the note, 
 
 import re
 import uuid
-from html import unescape
 
 import pytest
 from django.urls import reverse
 
 from desk.models import Message
+from tests.support.readable import assert_readable, visible_text
 from traces import services
 from traces.models import FailureClass, ReviewNote, ReviewSession
 from traces.tests.test_trace_browser import UNGROUNDED, analyst, conversation, make_trace  # noqa: F401
 
 pytestmark = pytest.mark.django_db
-
-# What a dict or list printed by a template looks like, escaped or not: {'ok': True}, [7, 9], {&#x27;notes…
-RAW_DATA = re.compile(r"\{'|\['|\{\"\w+\": |'\w+': |\[\d+(, \d+)*\]|\bTrue\b|\bFalse\b|\bNone\b")
-
-
-def visible_text(html: str) -> str:
-    """Return what a reader sees: the page without tags, attributes (tooltips hold codes), scripts and styles."""
-    body = re.sub(r"<(script|style)\b.*?</\1>", "", html, flags=re.S)
-    return " ".join(unescape(re.sub(r"<[^>]+>", " ", body)).split())
-
-
-def assert_readable(html: str) -> None:
-    text = visible_text(html)
-    raw = RAW_DATA.search(text)
-    assert raw is None, f"raw data on the page: …{text[max(0, raw.start() - 80):raw.end() + 80]}…"
 
 
 def session_with(trace, name):

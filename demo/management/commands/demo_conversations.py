@@ -130,7 +130,7 @@ def demo_review_seed():
     return session, trace
 
 
-def _analyst():
+def demo_analyst():
     from django.contrib.auth import get_user_model
     from django.contrib.auth.models import Group
 
@@ -153,7 +153,7 @@ def _review_session(trace):
     from traces import services
     from traces.models import FailureClass, ReviewNote, ReviewSession, SessionTrace, Trace
 
-    analyst = _analyst()
+    analyst = demo_analyst()
     session = ReviewSession.objects.filter(name=REVIEW_SESSION).first()
     if session is None:
         demo = Trace.objects.filter(provider_message_id__startswith="wamid.demo-")

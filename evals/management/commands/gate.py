@@ -11,6 +11,9 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
 from evals.gates import Decision, GatesFileError, evaluate, parse_gates
+from evals.runner import run_gate_report
+from evals.services import GoldenSetError
+from evals.set_gates import set_gates
 
 
 class Command(BaseCommand):
@@ -19,7 +22,9 @@ class Command(BaseCommand):
         "0 go, 2 iterate, 1 block. Without --report or --run: runs the gates file's golden_set through "
         "eval_run (or, for a gates file that names only a golden file, eval_retrieval). --baseline compares "
         "with an earlier run or a run file (the JSON of `eval_run --json`): a case that newly fails blocks. "
-        "Every decision is stored (the run and set pages show the last one) and appended to GATE_RUN_LOG."
+        "Every decision is stored (the run and set pages show the last one) and appended to GATE_RUN_LOG. "
+        "A golden set with its own gates (edited on its page) is held to those, not to the file's thresholds, "
+        "unless --file-gates is given."
     )
 
     def add_arguments(self, parser):
@@ -34,9 +39,11 @@ class Command(BaseCommand):
         parser.add_argument("--baseline", metavar="RUN_ID|last|FILE",
                             help="compare with this run ('last': the latest earlier finished run of the set) or "
                                  "with a run file, the JSON that `eval_run --json` prints")
+        parser.add_argument("--file-gates", action="store_true",
+                            help="hold the run to the gates file's thresholds even when its golden set has its own")
 
     def handle(self, *args, gates, report=None, calibration=None, run=None, baseline=None, save_run=None,
-               **options):
+               file_gates=False, **options):
         config = self._read_gates(gates)
         if report and run:
             raise CommandError("give --report or --run, not both")
@@ -53,14 +60,27 @@ class Command(BaseCommand):
             payload, origin = _read_json(report, what="report"), str(report)
         elif run is not None:
             head = _finished_run(run, what="--run")
-            payload, origin = _run_payload(head), f"eval run {head.pk}"
+            payload, origin = run_gate_report(head), f"eval run {head.pk}"
         elif config.golden_set:
             head = self._eval_run(config)
-            payload, origin = _run_payload(head), f"eval run {head.pk} of {config.golden_set}"
+            payload, origin = run_gate_report(head), f"eval run {head.pk} of {config.golden_set}"
         else:
             payload, origin = self._run_eval(config), f"eval_retrieval on {config.golden}"
         if calibration:
             payload.update(_read_json(calibration, what="calibration"))
+        gates_name, gates_text = str(gates), gates.read_text(encoding="utf-8")
+        if head is not None and not file_gates:
+            try:
+                chosen = set_gates(head.golden_set, file_config=config, file_text=gates_text)
+            except GatesFileError as exc:
+                raise CommandError(f"{exc} — save the set's gates again on its page, or pass --file-gates") from exc
+            if chosen.own:
+                config, gates_name, gates_text = chosen.config, chosen.source, chosen.text
+                edited = head.golden_set.gates_edited_at
+                self.stdout.write(f"golden set {head.golden_set.name} has its own gates"
+                                  f"{f' (edited {edited:%Y-%m-%d %H:%M})' if edited else ''}: they replace the "
+                                  f"thresholds, must-pass ids and no_new_failures of {gates} (--file-gates to "
+                                  f"use the file's)")
 
         base = self._baseline(baseline, head, named_base) if baseline else None
         comparison = None
@@ -75,7 +95,7 @@ class Command(BaseCommand):
             comparison = run_compare(base=base, head=head)
         outcome = evaluate(config, payload, newly_failing=comparison.newly_failing if comparison else None)
 
-        self.stdout.write(f"gates {gates} · report: {origin}")
+        self.stdout.write(f"gates {gates_name} · report: {origin}")
         if head is not None:
             from evals.runner import run_summary
 
@@ -87,7 +107,7 @@ class Command(BaseCommand):
                               f"{', '.join(comparison.newly_failing) or 'none'} · newly passing "
                               f"{', '.join(comparison.newly_passing) or 'none'}")
         self.stdout.write(f"decision: {outcome.decision.value} (exit {outcome.decision.exit_code})")
-        _append_run_log(gates=gates, config=config, payload=payload, head=head, base=base, comparison=comparison,
+        _append_run_log(gates=gates_name, config=config, payload=payload, head=head, base=base, comparison=comparison,
                         outcome=outcome)
         if save_run is not None:
             from evals.runner import run_json
@@ -98,8 +118,8 @@ class Command(BaseCommand):
         from evals.services import gate_decision_record
 
         if head is not None:  # a saved report (--report) is recorded in the run log only
-            gate_decision_record(run=head, golden_set_name=config.golden_set, gates_file=str(gates),
-                                 gates_text=gates.read_text(encoding="utf-8"),
+            gate_decision_record(run=head, golden_set_name=config.golden_set, gates_file=gates_name,
+                                 gates_text=gates_text,
                                  baseline=_baseline_name(base) if base is not None else "",
                                  outcome=outcome, newly_failing=comparison.newly_failing if comparison else [])
         if outcome.decision is not Decision.GO:
@@ -150,7 +170,7 @@ class Command(BaseCommand):
             retrieval_only = not (settings.OPENAI_API_KEY or settings.OPENAI_BASE_URL)
         try:
             return eval_run(golden_set=golden_set, retrieval_only=retrieval_only, k=config.k)
-        except EvalRunError as exc:
+        except (EvalRunError, GoldenSetError) as exc:
             raise CommandError(str(exc)) from exc
 
     def _baseline(self, baseline: str, head, named_base):
@@ -237,11 +257,6 @@ def _finished_run(run_id: int, *, what: str):
     if run.status != EvalRun.Status.DONE:
         raise CommandError(f"{what}: eval run {run_id} is {run.status}, not done")
     return run
-
-
-def _run_payload(run) -> dict:
-    """Return a run's metrics as a gate report, with the case ids it ran."""
-    return {**(run.metrics or {}), "case_ids": list(run.items.values_list("case_id", flat=True))}
 
 
 def _append_run_log(*, gates, config, payload, head, base, comparison, outcome) -> None:

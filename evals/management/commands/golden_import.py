@@ -5,7 +5,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from evals.golden import GoldenFileError
-from evals.services import golden_import
+from evals.services import GoldenSetError, golden_import
 
 
 class Command(BaseCommand):
@@ -18,6 +18,6 @@ class Command(BaseCommand):
     def handle(self, *args, name, file, **options):
         try:
             version = golden_import(name=name, path=file)
-        except GoldenFileError as exc:
+        except (GoldenFileError, GoldenSetError) as exc:
             raise CommandError(str(exc)) from exc
         self.stdout.write(f"golden set {name}: {len(version.snapshot)} cases, version {version.number}")
