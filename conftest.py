@@ -10,9 +10,15 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
 def pytest_configure(config):
     """Keep the in-process model's vectors on disk by (model, sha256 of text) unless EMBEDDINGS_CACHE_DIR says
-    otherwise: each knowledge base of the suite is embedded once, not once per process."""
+    otherwise: each knowledge base of the suite is embedded once, not once per process.
+
+    Hash the test users' passwords with a fast hasher: the production hasher (PBKDF2, a million iterations)
+    is meant to be slow, and the suite creates and logs in hundreds of users — about half a second each.
+    Production keeps Django's default list (config/settings.py does not set PASSWORD_HASHERS).
+    """
     from django.conf import settings
 
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     if not settings.EMBEDDINGS_CACHE_DIR:
         settings.EMBEDDINGS_CACHE_DIR = str(Path(__file__).resolve().parent / "var" / "test-embeddings")
 
