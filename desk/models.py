@@ -1,8 +1,12 @@
 """Conversations with subscribers: contacts, conversations, messages, escalations and the audit trail."""
 
 from django.conf import settings
+from django.contrib.postgres.indexes import GinIndex
+from django.contrib.postgres.search import SearchVectorField
 from django.db import models
-from django.db.models import Q, Value
+from django.db.models import F, Q, Value
+
+from core.fulltext import bilingual_vector
 
 
 class Channel(models.TextChoices):
@@ -121,6 +125,9 @@ class Message(models.Model):
     verified_wrong_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     status_at = models.DateTimeField(null=True, blank=True)
+    # The desk's message search: the text folded and stemmed in Spanish and English (core.fulltext).
+    search_vector = models.GeneratedField(expression=bilingual_vector(F("text")), output_field=SearchVectorField(),
+                                          db_persist=True)
 
     class Meta:
         ordering = ["created_at", "pk"]
@@ -136,6 +143,9 @@ class Message(models.Model):
                          name="desk_msg_verified_wrong"),
             # The minutely sweep for unanswered inbound messages reads the last day's inbound rows.
             models.Index(fields=["created_at"], condition=Q(direction="in"), name="desk_msg_inbound_created"),
+            # Message search: the GIN index finds rare words; newest-first pages of common words walk this one.
+            GinIndex(fields=["search_vector"], name="desk_msg_text_search"),
+            models.Index(fields=["created_at", "id"], name="desk_msg_created"),
         ]
 
     def __str__(self):
