@@ -252,6 +252,10 @@ class CreditNoteRequest(models.Model):
     billing_status = models.CharField(max_length=32, blank=True)
     error = models.TextField(blank=True)
     sent_at = models.DateTimeField(null=True, blank=True)
+    # What billing said of the invoice when the credit note was proposed (desk.credit_notes.invoice_context):
+    # its total, what was paid, and the figures billing's computations find on it (a duplicate charge, the
+    # change from the previous invoice) — the approver decides with them.
+    context = models.JSONField(default=dict, db_default=Value({}, models.JSONField()), blank=True)
 
     class Meta:
         permissions = [('approve_credit_notes', 'Approve credit notes')]

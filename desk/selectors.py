@@ -18,6 +18,7 @@ from billing.money import LANGUAGES, money_text
 from core.fulltext import Matches, bilingual_query
 from core.keyset import cursor_decode, cursor_encode, keyset_after, keyset_page
 from desk.disagreement import RULE_LABELS
+from desk.reasons import reason_label
 from desk.models import ComplaintSignal, Contact, Conversation, Escalation, Event, Message
 from desk.storable import TEXT_MAX
 
@@ -308,7 +309,7 @@ class ThreadEntry:
 
     @property
     def event_label(self) -> str:
-        """Return the event as the thread says it: "escalated: USER_REQUEST", "taken over by ana"…"""
+        """Return the event as the thread says it: "escalated: Customer asked for a person", "taken over by ana"…"""
         event = self.event
         if event is None:
             return ""
@@ -316,7 +317,7 @@ class ThreadEntry:
         who = event.actor.get_username() if event.actor else str(detail.get("agent") or "")
         by = f" by {who}" if who else ""
         labels = {
-            "escalated": f"escalated: {detail.get('reason', '')}",
+            "escalated": f"escalated: {reason_label(str(detail.get('reason', '')))}",
             "taken_over": (f"taken over from {detail['previous']}{by}: {detail.get('reason', '')}"
                            if detail.get("previous") else f"taken over{by}"),
             "take_requested": f"{who or 'an agent'} asks {detail.get('holder') or 'the holder'} for this "
@@ -338,8 +339,23 @@ class ThreadEntry:
                                + (f", instead of {detail['previous']}" if detail.get("previous") else ""),
             "customer_unlinked": f"unlinked from billing customer {detail.get('customer_id', '?')}{by}",
             "number_changed": f"number changed from {detail.get('from') or '?'} to {detail.get('to') or '?'}",
+            **_credit_note_labels(detail, by),
         }
         return labels.get(event.kind, event.kind.replace("_", " "))
+
+
+def _credit_note_labels(detail: dict, by: str) -> dict[str, str]:
+    """The thread's lines for a credit note's life: proposed, approved, rejected, sent, failed, retried."""
+    what = (f"credit note of {detail.get('amount', '?')} {detail.get('currency', '')} on invoice "
+            f"{detail.get('invoice_id', '?')}")
+    return {
+        "credit_note_proposed": f"{what} proposed{by}: {detail.get('reason', '')}",
+        "credit_note_approved": f"{what} approved{by}",
+        "credit_note_rejected": f"{what} rejected{by}: {detail.get('note', '')}",
+        "credit_note_sent": f"{what} sent to billing, which filed it as {detail.get('billing_id') or '?'}",
+        "credit_note_failed": f"{what}: billing did not take it ({detail.get('error') or 'no reason given'})",
+        "credit_note_retried": f"{what} sent again{by}",
+    }
 
 
 def conversation_thread(*, conversation: Conversation) -> list[ThreadEntry]:

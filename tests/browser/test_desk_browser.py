@@ -85,7 +85,7 @@ def test_an_agent_takes_over_replies_and_hands_back_without_the_bot_talking_over
     page.locator("#trace-panel .last-turn").wait_for()  # the traces room serves this panel (htmx)
     panel = page.locator("#trace-panel").inner_text().lower()
     assert "route document" in panel and "retrieved chunks" in panel and "full trace" in panel
-    assert "escalated: NO_CONTEXT" in page.locator("#thread").inner_text()
+    assert "escalated: Nothing relevant found" in page.locator("#thread").inner_text()
 
     # Take over; a canned reply plus the agent's own words go out through the web chat.
     page.click("text=Take over")
