@@ -176,7 +176,10 @@ def conversation_take_over(*, conversation_id: int, agent, reason: str = "") -> 
     conversation.handler = Conversation.Handler.HUMAN
     conversation.assignee = agent
     conversation.status = Conversation.Status.OPEN
-    conversation.save(update_fields=["handler", "assignee", "status", "updated_at"])
+    # A clarifying question the bot asked is a person's business now: the customer's next words answer the
+    # agent, not a menu the bot offered before (and after a hand back they start afresh).
+    conversation.pending_clarification = {}
+    conversation.save(update_fields=["handler", "assignee", "status", "pending_clarification", "updated_at"])
     conversation.escalations.filter(status=Escalation.Status.OPEN).update(status=Escalation.Status.TAKEN)
     if previous is not None:
         _event(conversation, agent, "taken_over", agent=agent.get_username(), previous=previous.get_username(),
@@ -280,7 +283,8 @@ def conversation_hand_back(*, conversation_id: int, agent) -> Conversation:
     _allow(rules.Action.HAND_BACK, agent, conversation)
     conversation.handler = Conversation.Handler.BOT
     conversation.assignee = None
-    conversation.save(update_fields=["handler", "assignee", "updated_at"])
+    conversation.pending_clarification = {}  # asked before a person took over: not what the customer answers now
+    conversation.save(update_fields=["handler", "assignee", "pending_clarification", "updated_at"])
     _close_escalations(conversation, "handed back")
     _event(conversation, agent, "handed_back")
     return conversation
