@@ -1,5 +1,5 @@
 /* The escalation queue asks for attention: the number of escalations waiting for an agent goes into the tab
- * title ("(3) Escalations · TraceDesk"), and, once the agent allowed it with the page's button, a browser
+ * title ("(3) Desk · TraceDesk"), and, once the agent allowed it with the page's button, a browser
  * notification says when that number grows. The count comes from the polled list (data-waiting-count),
  * so it follows the queue every 5 seconds; without JavaScript the page still shows the counts.
  */

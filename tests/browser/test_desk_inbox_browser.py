@@ -79,6 +79,28 @@ def test_identify_answer_propose_approve_and_read_the_decision(live_server, brow
     expect(page.locator(f"#my-credit-note-{proposal.pk}")).to_contain_text("Sent to billing")
 
 
+NOTIFICATIONS_SPY = """
+window.shown = [];
+window.Notification = function (title, options) { window.shown.push(title + ": " + options.body); };
+window.Notification.permission = "granted";
+window.Notification.requestPermission = function () { return Promise.resolve("granted"); };
+"""
+
+
+def test_a_new_escalation_counts_in_the_tab_title_and_notifies(live_server, browser_page, make_staff):
+    from tests.support.factories import escalated
+
+    make_staff("ana", "agent", password="pw-ana-12345")
+    escalated(name="Primera")
+    page = browser_page
+    page.add_init_script(NOTIFICATIONS_SPY)  # the browser's notifications, allowed and recorded
+    log_in(page, live_server.url, "ana", "pw-ana-12345", "/desk/")
+    expect(page).to_have_title(re.compile(r"^\(1\) Desk · TraceDesk"))
+    escalated(name="Segunda")
+    expect(page).to_have_title(re.compile(r"^\(2\) Desk · TraceDesk"))  # the next poll of the list
+    assert page.evaluate("window.shown") == ["TraceDesk: A new escalation is waiting."]
+
+
 @pytest.mark.parametrize("width", [390, 1440])
 def test_every_desk_page_fits_without_sideways_scroll(live_server, browser_page, healthy_billing, make_staff,
                                                       width):
