@@ -67,6 +67,9 @@ class Conversation(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
     last_inbound_at = models.DateTimeField(null=True, blank=True)
+    # When an agent last replied (desk.services.agent_reply_send): later than last_inbound_at means the
+    # conversation waits on the customer (the inbox's view), read without looking at the messages.
+    last_agent_reply_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         permissions = [('use_desk', 'Work the escalation queue and conversations'),
@@ -176,7 +179,15 @@ class Escalation(models.Model):
     resolved_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
-        indexes = [models.Index(fields=["status", "created_at"], name="desk_esc_status_created")]
+        indexes = [
+            models.Index(fields=["status", "created_at"], name="desk_esc_status_created"),
+            # The inbox walks these in order and stops at a page: open views by when they escalated, the
+            # resolved view by when they were resolved.
+            models.Index(fields=["created_at", "id"], condition=Q(status__in=["open", "taken"]),
+                         name="desk_esc_active_created"),
+            models.Index(fields=["resolved_at", "id"], condition=Q(status="resolved"),
+                         name="desk_esc_resolved_at"),
+        ]
 
     def __str__(self):
         return f"{self.reason} on conversation {self.conversation_id}"

@@ -99,13 +99,12 @@ def _last_inbound(field: str) -> Subquery:
     )
 
 
-def _last_author() -> Subquery:
-    """Who wrote the conversation's last message (customer, bot, agent or system)."""
-    return Subquery(
-        Message.objects.filter(conversation=OuterRef("conversation_id"))
-        .order_by("-created_at", "-pk")
-        .values("author")[:1]
-    )
+def _waiting_on_customer(prefix: str = "conversation__") -> Q:
+    """An agent replied after the customer last wrote (or the customer has not written): the ball is in the
+    customer's court. Two columns of the conversation, so no message is read."""
+    replied = F(f"{prefix}last_agent_reply_at")
+    return (Q(**{f"{prefix}last_agent_reply_at__isnull": False})
+            & (Q(**{f"{prefix}last_inbound_at__isnull": True}) | Q(**{f"{prefix}last_inbound_at__lt": replied})))
 
 
 def _local_midnight(day: date) -> datetime:
@@ -138,8 +137,7 @@ def escalation_queue(*, agent, filters: QueueFilters, after: QueueCursor | None 
     elif filters.view == "mine":
         queue = queue.filter(conversation__assignee=agent)
     elif filters.view == "waiting":
-        queue = queue.annotate(last_author=_last_author()).filter(
-            status=Escalation.Status.TAKEN, last_author=Message.Author.AGENT)
+        queue = queue.filter(_waiting_on_customer(), status=Escalation.Status.TAKEN)
     if filters.reason:
         queue = queue.filter(reason=filters.reason)
     if filters.assignee == "me":
@@ -173,12 +171,12 @@ def _search(term: str, *, prefix: str = "") -> Q:
 
 def view_counts(*, agent) -> dict[str, int]:
     """Return how many escalations each open view holds now (one aggregate query; resolved is not counted)."""
-    taken, waiting_on_customer = Q(status=Escalation.Status.TAKEN), Q(last_author=Message.Author.AGENT)
-    return Escalation.objects.filter(status__in=ACTIVE).annotate(last_author=_last_author()).aggregate(
+    taken = Q(status=Escalation.Status.TAKEN)
+    return Escalation.objects.filter(status__in=ACTIVE).aggregate(
         open=Count("pk"),
         unassigned=Count("pk", filter=Q(status=Escalation.Status.OPEN, conversation__assignee__isnull=True)),
         mine=Count("pk", filter=Q(conversation__assignee=agent)),
-        waiting=Count("pk", filter=taken & waiting_on_customer),
+        waiting=Count("pk", filter=taken & _waiting_on_customer()),
     )
 
 

@@ -232,6 +232,8 @@ def agent_reply_send(*, conversation_id: int, agent, text: str, now=None, form_k
         agent=agent, text=text[:REPLY_MAX], status=Message.Status.QUEUED,
         payload={"form_key": form_key} if form_key else {},
     )
+    conversation.last_agent_reply_at = message.created_at
+    conversation.save(update_fields=["last_agent_reply_at"])
     _deliver_on_commit(message)
     return message
 
