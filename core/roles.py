@@ -26,7 +26,7 @@ SUPERVISOR_ADMIN_PERMISSIONS = [
 # (label, url name, permission) — a link shows when the user holds the permission
 NAVIGATION = [
     ("Desk", "desk:queue", "desk.use_desk"),
-    ("Credit notes", "desk:credit_notes", "desk.approve_credit_notes"),
+    ("Credit notes", "desk:credit_notes", "desk.use_desk"),
     ("Traces", "traces:list", "traces.review_traces"),
     ("Evals", "evals:golden_sets", "traces.review_traces"),
     ("Verifier", "evals:verifier_playground", "traces.review_traces"),

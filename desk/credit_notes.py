@@ -90,6 +90,48 @@ def customer_invoices(*, customer_id: str) -> CustomerInvoices:
     return CustomerInvoices(state="ok", invoices=tuple(result.data.get("invoices") or ()))
 
 
+# What each figure billing's computations may find on an invoice means, for the approver.
+FIGURE_LABELS = {
+    "overcharge": "Charged twice (duplicate)",
+    "delta": "Change from the previous invoice",
+    "total": "Invoice total",
+    "charge": "One-off charge",
+    "tax_change_effect": "Effect of the tax-rate change",
+    "outage_credit": "Outage credit",
+    "discount_ended": "Discount that ended",
+    "prorated_amount": "Prorated amount",
+    "balance": "Balance",
+    "late_fee": "Late fee",
+    "late_fee_basis": "Late-fee basis",
+    "payment_amount": "Payment",
+}
+
+
+def invoice_context(*, customer_id: str, invoice: dict) -> dict:
+    """Return what an approver needs of the invoice: its total, what was paid on it and the money figures
+    billing's computations find on it (the same computations the bot's answers quote), or {"unavailable":
+    reason} when billing cannot say now. Amounts are machine strings ("162.40") in the invoice's currency."""
+    total = invoice.get("total") or {}
+    context = {"period": invoice.get("period", ""), "total": str(total.get("amount") or ""),
+               "currency": total.get("currency", "")}
+    try:
+        result = billing_client().invoice_change(customer_id, period=invoice.get("period") or None)
+    except Exception:  # the context helps the approver; its absence must not cost the proposal
+        logger.exception("invoice context of %s %s failed", customer_id, invoice.get("id"))
+        return {**context, "unavailable": "billing's computations failed"}
+    if not result.ok:
+        return {**context, "unavailable": result.error.message if result.error else "billing did not answer"}
+    paid = sum((Decimal(str(p.get("amount", {}).get("amount") or "0")) for p in result.data.get("payments") or []
+                if p.get("invoice_id") == invoice.get("id") and p.get("status") == "succeeded"), Decimal("0"))
+    figures = []
+    for figure in result.key_figures:
+        fact = result.evidence[figure.index] if figure.index < len(result.evidence) else None
+        if figure.name in FIGURE_LABELS and isinstance(figure.value, Decimal) and fact is not None:
+            figures.append({"name": figure.name, "label": FIGURE_LABELS[figure.name], "amount": figure.figure,
+                            "text": fact.text})
+    return {**context, "paid": f"{paid:.2f}", "figures": figures}
+
+
 def conversation_credit_notes(*, conversation: Conversation) -> QuerySet[CreditNoteRequest]:
     """Return the conversation's credit-note requests, newest first."""
     return (conversation.credit_notes.select_related("proposed_by", "decided_by")
@@ -101,6 +143,13 @@ def credit_notes_pending() -> QuerySet[CreditNoteRequest]:
     return (CreditNoteRequest.objects.filter(status=CreditNoteRequest.Status.PENDING)
             .select_related("conversation__contact", "proposed_by")
             .order_by("proposed_at", "pk"))
+
+
+def credit_notes_proposed_by(*, user, limit: int = 50) -> QuerySet[CreditNoteRequest]:
+    """Return the requests `user` proposed, newest first, with their decision."""
+    return (CreditNoteRequest.objects.filter(proposed_by=user)
+            .select_related("conversation__contact", "decided_by")
+            .order_by("-proposed_at", "-pk")[:limit])
 
 
 def credit_notes_decided(*, limit: int = 50) -> QuerySet[CreditNoteRequest]:
@@ -147,7 +196,7 @@ def credit_note_propose(*, conversation: Conversation, agent, invoice_id: str, a
         raise CreditNoteError("Say why the customer gets this credit note.")
     if len(reason) > REASON_MAX:
         raise CreditNoteError(f"The reason has at most {REASON_MAX} characters.")
-    if currency not in CURRENCIES:
+    if currency and currency not in CURRENCIES:
         raise CreditNoteError("The currency is USD or VES.")
     if not invoice_id:
         raise CreditNoteError("Pick the invoice the credit note is for.")
@@ -167,9 +216,11 @@ def credit_note_propose(*, conversation: Conversation, agent, invoice_id: str, a
     if invoice is None:
         raise CreditNoteError(f"Invoice {invoice_id} is not one of {customer_id}'s invoices.")
     total = invoice.get("total") or {}
+    currency = currency or str(total.get("currency") or "")  # a credit note is in its invoice's currency
     if total.get("currency") != currency:
         raise CreditNoteError(f"Invoice {invoice_id} is in {total.get('currency')}, not {currency}.")
     invoice_total = Decimal(total.get("amount") or "0")
+    context = invoice_context(customer_id=customer_id, invoice=invoice)
     # Serialize proposals on one conversation: a double click waits here, then finds its twin.
     conversation = Conversation.objects.select_for_update().get(pk=conversation.pk)
     twin = conversation.credit_notes.filter(
@@ -191,7 +242,7 @@ def credit_note_propose(*, conversation: Conversation, agent, invoice_id: str, a
         )
     request = CreditNoteRequest.objects.create(
         conversation=conversation, customer_id=customer_id, invoice_id=invoice_id, amount=amount,
-        currency=currency, reason=reason, proposed_by=agent,
+        currency=currency, reason=reason, proposed_by=agent, context=context,
     )
     _event(request, agent, "credit_note_proposed", reason=reason)
     return request

@@ -10,7 +10,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from desk import credit_notes as cn
-from desk.access import access_conversation
+from desk.access import access_conversation, require_desk_worker
 from desk.models import Conversation, CreditNoteRequest
 from desk.views import _page_context
 
@@ -20,7 +20,9 @@ class CreditNoteProposeForm(forms.Form):
 
     invoice = forms.CharField(max_length=32)
     amount = forms.CharField(max_length=20)
-    currency = forms.ChoiceField(choices=[(c, c) for c in cn.CURRENCIES])
+    # The invoice's currency when left out (the form does not offer a choice: a credit note is in its
+    # invoice's currency); a different one sent anyway is refused by the service.
+    currency = forms.ChoiceField(choices=[("", "")] + [(c, c) for c in cn.CURRENCIES], required=False)
     reason = forms.CharField(max_length=cn.REASON_MAX)
 
 
@@ -54,8 +56,8 @@ def credit_note_propose(request, conversation_id):
     values = {name: request.POST.get(name, "") for name in form.fields}
     if not form.is_valid():
         return _panel_answer(request, conversation, values=values, status=400,
-                             error="Pick an invoice, write the amount (e.g. 5.00), the currency and the "
-                                   f"reason (at most {cn.REASON_MAX} characters).")
+                             error="Pick an invoice, write the amount (e.g. 5.00) and the reason (at most "
+                                   f"{cn.REASON_MAX} characters).")
     data = form.cleaned_data
     try:
         proposal = cn.credit_note_propose(conversation=conversation, agent=request.user,
@@ -72,10 +74,13 @@ def credit_note_propose(request, conversation_id):
 
 # The approvers' page -----------------------------------------------------------------------------
 
-def _lists_context(*, error: str = "", notice: str = "") -> dict:
+def _lists_context(user, *, error: str = "", notice: str = "") -> dict:
+    approver = cn.may_approve_credit_notes(user)
     return {
-        "pending": list(cn.credit_notes_pending()),
-        "decided": list(cn.credit_notes_decided()),
+        "approver": approver,
+        "pending": list(cn.credit_notes_pending()) if approver else [],
+        "decided": list(cn.credit_notes_decided()) if approver else [],
+        "mine": list(cn.credit_notes_proposed_by(user=user)),
         "error": error,
         "notice": notice,
     }
@@ -84,10 +89,11 @@ def _lists_context(*, error: str = "", notice: str = "") -> dict:
 @login_required
 @require_GET
 def credit_notes(request):
-    """List the credit notes waiting for approval (oldest first), then the recently decided ones."""
-    cn.require_approver(request.user)
+    """Supervisors: the credit notes waiting for approval (oldest first, with the invoice's context), then
+    the recently decided ones. Everyone who works the desk: the ones they proposed, with the decision."""
+    require_desk_worker(request.user, "Only agents and supervisors work with credit notes.")
     template = "desk/credit_notes.html#lists" if request.htmx else "desk/credit_notes.html"
-    return render(request, template, _lists_context())
+    return render(request, template, _lists_context(request.user))
 
 
 def _decide(request, request_id: int, action, done) -> object:
@@ -97,12 +103,13 @@ def _decide(request, request_id: int, action, done) -> object:
         proposal = action(proposal)
     except cn.CreditNoteError as exc:
         if request.htmx:
-            return render(request, "desk/credit_notes.html#lists", _lists_context(error=str(exc)))
-        return render(request, "desk/credit_notes.html", _lists_context(error=str(exc)), status=409)
+            return render(request, "desk/credit_notes.html#lists", _lists_context(request.user, error=str(exc)))
+        return render(request, "desk/credit_notes.html", _lists_context(request.user, error=str(exc)),
+                      status=409)
     proposal.refresh_from_db()  # the send ran after the decision committed
     notice = done(proposal)
     if request.htmx:
-        return render(request, "desk/credit_notes.html#lists", _lists_context(notice=notice))
+        return render(request, "desk/credit_notes.html#lists", _lists_context(request.user, notice=notice))
     messages.success(request, notice)
     return redirect("desk:credit_notes")
 

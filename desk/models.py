@@ -1,8 +1,12 @@
 """Conversations with subscribers: contacts, conversations, messages, escalations and the audit trail."""
 
 from django.conf import settings
+from django.contrib.postgres.indexes import GinIndex
+from django.contrib.postgres.search import SearchVectorField
 from django.db import models
-from django.db.models import Q, Value
+from django.db.models import F, Q, Value
+
+from core.fulltext import bilingual_vector
 
 
 class Channel(models.TextChoices):
@@ -63,6 +67,9 @@ class Conversation(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
     last_inbound_at = models.DateTimeField(null=True, blank=True)
+    # When an agent last replied (desk.services.agent_reply_send): later than last_inbound_at means the
+    # conversation waits on the customer (the inbox's view), read without looking at the messages.
+    last_agent_reply_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         permissions = [('use_desk', 'Work the escalation queue and conversations'),
@@ -121,6 +128,9 @@ class Message(models.Model):
     verified_wrong_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     status_at = models.DateTimeField(null=True, blank=True)
+    # The desk's message search: the text folded and stemmed in Spanish and English (core.fulltext).
+    search_vector = models.GeneratedField(expression=bilingual_vector(F("text")), output_field=SearchVectorField(),
+                                          db_persist=True)
 
     class Meta:
         ordering = ["created_at", "pk"]
@@ -136,6 +146,9 @@ class Message(models.Model):
                          name="desk_msg_verified_wrong"),
             # The minutely sweep for unanswered inbound messages reads the last day's inbound rows.
             models.Index(fields=["created_at"], condition=Q(direction="in"), name="desk_msg_inbound_created"),
+            # Message search: the GIN index finds rare words; newest-first pages of common words walk this one.
+            GinIndex(fields=["search_vector"], name="desk_msg_text_search"),
+            models.Index(fields=["created_at", "id"], name="desk_msg_created"),
         ]
 
     def __str__(self):
@@ -166,7 +179,15 @@ class Escalation(models.Model):
     resolved_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
-        indexes = [models.Index(fields=["status", "created_at"], name="desk_esc_status_created")]
+        indexes = [
+            models.Index(fields=["status", "created_at"], name="desk_esc_status_created"),
+            # The inbox walks these in order and stops at a page: open views by when they escalated, the
+            # resolved view by when they were resolved.
+            models.Index(fields=["created_at", "id"], condition=Q(status__in=["open", "taken"]),
+                         name="desk_esc_active_created"),
+            models.Index(fields=["resolved_at", "id"], condition=Q(status="resolved"),
+                         name="desk_esc_resolved_at"),
+        ]
 
     def __str__(self):
         return f"{self.reason} on conversation {self.conversation_id}"
@@ -242,6 +263,10 @@ class CreditNoteRequest(models.Model):
     billing_status = models.CharField(max_length=32, blank=True)
     error = models.TextField(blank=True)
     sent_at = models.DateTimeField(null=True, blank=True)
+    # What billing said of the invoice when the credit note was proposed (desk.credit_notes.invoice_context):
+    # its total, what was paid, and the figures billing's computations find on it (a duplicate charge, the
+    # change from the previous invoice) — the approver decides with them.
+    context = models.JSONField(default=dict, db_default=Value({}, models.JSONField()), blank=True)
 
     class Meta:
         permissions = [('approve_credit_notes', 'Approve credit notes')]

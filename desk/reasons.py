@@ -34,3 +34,12 @@ LABELS = {
     Reason.MODEL_ERROR: "Model failed",
     Reason.MODEL_DEFERRED: "Model deferred to a person",
 }
+
+
+def reason_label(code: str) -> str:
+    """Return the label agents read for a reason code; a code this list does not know reads as itself, in
+    words ("SOME_NEW_REASON" → "Some new reason")."""
+    try:
+        return LABELS[Reason(code)]
+    except ValueError:
+        return code.replace("_", " ").strip().capitalize() or "Unknown reason"

@@ -5,41 +5,74 @@ from __future__ import annotations
 import logging
 import re
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import date, datetime, time, timedelta
 from decimal import Decimal
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.db.models import Count, Max, OuterRef, Prefetch, Q, QuerySet, Subquery
+from django.db.models import Count, F, Max, OuterRef, Prefetch, Q, QuerySet, Subquery
 from django.utils import timezone
 
 from billing.client import billing_client
 from billing.money import LANGUAGES, money_text
-from core.keyset import cursor_decode, cursor_encode, keyset_after
+from core.fulltext import Matches, bilingual_query
+from core.keyset import cursor_decode, cursor_encode, keyset_after, keyset_page
 from desk.disagreement import RULE_LABELS
-from desk.models import ComplaintSignal, Conversation, Escalation, Event, Message
+from desk.reasons import reason_label
+from desk.models import ComplaintSignal, Contact, Conversation, Escalation, Event, Message
 from desk.storable import TEXT_MAX
 
 logger = logging.getLogger(__name__)
 ACTIVE = [Escalation.Status.OPEN, Escalation.Status.TAKEN]
 
 
+VIEWS = {
+    "open": "All open",
+    "unassigned": "Unassigned",
+    "mine": "Mine",
+    "waiting": "Waiting on the customer",
+    "resolved": "Resolved",
+}
+
+
 @dataclass(frozen=True)
 class QueueFilters:
-    """What the agent narrowed the queue to; empty values mean "any"."""
+    """What the agent narrowed the queue to; empty values mean "any".
 
+    `view` picks the list: every open escalation, the ones nobody holds, the agent's own, the ones whose
+    last word was an agent's (waiting on the customer), or resolved ones (between two dates, newest first).
+    """
+
+    view: str = "open"
     reason: str = ""
     assignee: str = "anyone"  # me | unassigned | anyone
     channel: str = ""
     language: str = ""
     waiting_over_minutes: int | None = None
     search: str = ""
-    oldest_first: bool = False
+    oldest_first: bool = True
+    resolved_since: date | None = None
+    resolved_until: date | None = None  # inclusive
+
+    @property
+    def resolved(self) -> bool:
+        return self.view == "resolved"
+
+    @property
+    def order_field(self) -> str:
+        """The keyset's time column: when it was resolved for the resolved view, else when it escalated."""
+        return "resolved_at" if self.resolved else "created_at"
+
+    @property
+    def descending(self) -> bool:
+        return self.resolved or not self.oldest_first
 
 
 @dataclass(frozen=True)
 class QueueCursor:
-    """The keyset position of the last row shown: (created_at, pk), written as every cursor is (core.keyset)."""
+    """The keyset position of the last row shown: (time, pk), written as every cursor is (core.keyset).
+
+    The time is the view's order field (escalated at, or resolved at in the resolved view)."""
 
     created_at: datetime
     pk: int
@@ -54,8 +87,8 @@ class QueueCursor:
         return cls(*decoded) if decoded else None
 
     @classmethod
-    def of(cls, escalation: Escalation) -> QueueCursor:
-        return cls(created_at=escalation.created_at, pk=escalation.pk)
+    def of(cls, escalation: Escalation, field: str = "created_at") -> QueueCursor:
+        return cls(created_at=getattr(escalation, field), pk=escalation.pk)
 
 
 def _last_inbound(field: str) -> Subquery:
@@ -66,19 +99,45 @@ def _last_inbound(field: str) -> Subquery:
     )
 
 
+def _waiting_on_customer(prefix: str = "conversation__") -> Q:
+    """An agent replied after the customer last wrote (or the customer has not written): the ball is in the
+    customer's court. Two columns of the conversation, so no message is read."""
+    replied = F(f"{prefix}last_agent_reply_at")
+    return (Q(**{f"{prefix}last_agent_reply_at__isnull": False})
+            & (Q(**{f"{prefix}last_inbound_at__isnull": True}) | Q(**{f"{prefix}last_inbound_at__lt": replied})))
+
+
+def _local_midnight(day: date) -> datetime:
+    return timezone.make_aware(datetime.combine(day, time.min))
+
+
 def escalation_queue(*, agent, filters: QueueFilters, after: QueueCursor | None = None,
                      limit: int | None = 50, now: datetime | None = None) -> QuerySet[Escalation]:
-    """Return open and taken escalations, newest first (or oldest first), one page after `after`.
+    """Return one page of the chosen view after `after`: open views longest waiting first (or newest first),
+    resolved newest resolved first.
 
     One query whatever the page size: the contact, the assignee and the customer's last message
-    come in the same SELECT (joins and two correlated subqueries on desk_msg_conv_created).
+    come in the same SELECT (joins and correlated subqueries on desk_msg_conv_created).
     """
     now = now or timezone.now()
     queue = (
-        Escalation.objects.filter(status__in=ACTIVE)
-        .select_related("conversation__contact", "conversation__assignee")
+        Escalation.objects.select_related("conversation__contact", "conversation__assignee")
         .annotate(last_customer_text=_last_inbound("text"), last_customer_kind=_last_inbound("kind"))
     )
+    if filters.resolved:
+        queue = queue.filter(status=Escalation.Status.RESOLVED, resolved_at__isnull=False)
+        if filters.resolved_since:
+            queue = queue.filter(resolved_at__gte=_local_midnight(filters.resolved_since))
+        if filters.resolved_until:
+            queue = queue.filter(resolved_at__lt=_local_midnight(filters.resolved_until + timedelta(days=1)))
+    else:
+        queue = queue.filter(status__in=ACTIVE)
+    if filters.view == "unassigned":
+        queue = queue.filter(status=Escalation.Status.OPEN, conversation__assignee__isnull=True)
+    elif filters.view == "mine":
+        queue = queue.filter(conversation__assignee=agent)
+    elif filters.view == "waiting":
+        queue = queue.filter(_waiting_on_customer(), status=Escalation.Status.TAKEN)
     if filters.reason:
         queue = queue.filter(reason=filters.reason)
     if filters.assignee == "me":
@@ -89,27 +148,36 @@ def escalation_queue(*, agent, filters: QueueFilters, after: QueueCursor | None 
         queue = queue.filter(conversation__channel=filters.channel)
     if filters.language:
         queue = queue.filter(conversation__contact__language=filters.language)
-    if filters.waiting_over_minutes:
+    if filters.waiting_over_minutes and not filters.resolved:
         queue = queue.filter(created_at__lte=now - timedelta(minutes=filters.waiting_over_minutes))
     if filters.search.strip():
-        queue = queue.filter(_search(filters.search.strip()))
-    if filters.oldest_first:
-        queue = queue.order_by("created_at", "pk")
-    else:
-        queue = queue.order_by("-created_at", "-pk")
+        queue = queue.filter(_search(filters.search.strip(), prefix="conversation__contact__"))
+    field = filters.order_field
+    queue = queue.order_by(f"-{field}", "-pk") if filters.descending else queue.order_by(field, "pk")
     if after:
-        queue = keyset_after(queue, when=after.created_at, pk=after.pk, descending=not filters.oldest_first)
+        queue = keyset_after(queue, when=after.created_at, pk=after.pk, field=field,
+                             descending=filters.descending)
     return queue[:limit] if limit is not None else queue
 
 
-def _search(term: str) -> Q:
-    """Match a customer by name, WhatsApp number (any punctuation) or billing customer id."""
-    contact = "conversation__contact__"
-    match = Q(**{f"{contact}name__icontains": term}) | Q(**{f"{contact}customer_id__iexact": term})
+def _search(term: str, *, prefix: str = "") -> Q:
+    """Match a contact by name, WhatsApp number (any punctuation) or billing customer id."""
+    match = Q(**{f"{prefix}name__icontains": term}) | Q(**{f"{prefix}customer_id__iexact": term})
     digits = re.sub(r"\D", "", term)
     if len(digits) >= 4:
-        match |= Q(**{f"{contact}wa_id__contains": digits})
+        match |= Q(**{f"{prefix}wa_id__contains": digits})
     return match
+
+
+def view_counts(*, agent) -> dict[str, int]:
+    """Return how many escalations each open view holds now (one aggregate query; resolved is not counted)."""
+    taken = Q(status=Escalation.Status.TAKEN)
+    return Escalation.objects.filter(status__in=ACTIVE).aggregate(
+        open=Count("pk"),
+        unassigned=Count("pk", filter=Q(status=Escalation.Status.OPEN, conversation__assignee__isnull=True)),
+        mine=Count("pk", filter=Q(conversation__assignee=agent)),
+        waiting=Count("pk", filter=taken & _waiting_on_customer()),
+    )
 
 
 def escalation_counts() -> list[dict]:
@@ -138,6 +206,43 @@ def wait_level(waited: timedelta, *, amber_minutes: int, red_minutes: int) -> st
 def wait_thresholds() -> tuple[int, int]:
     """Return the (amber, red) minutes from settings, read at call time."""
     return (getattr(settings, "DESK_WAIT_AMBER_MINUTES", 5), getattr(settings, "DESK_WAIT_RED_MINUTES", 15))
+
+
+# Search and a contact's history --------------------------------------------------------------------
+
+SEARCH_PAGE_SIZE = 30
+CONTACTS_SHOWN = 20
+
+
+def message_search(*, text: str, after: str = "", size: int = SEARCH_PAGE_SIZE) -> tuple[list[Message], str | None]:
+    """Return one page of the messages whose text matches `text`, newest first, and the next page's cursor.
+
+    Full text (core.fulltext): accents folded, Spanish and English stems, web-search syntax ("a phrase",
+    -word, or). Each message comes with its conversation, contact and agent in the same query.
+    """
+    rows = (Message.objects.filter(Matches(F("search_vector"), bilingual_query(text)))
+            .select_related("conversation__contact", "agent")
+            .order_by("-created_at", "-pk"))
+    return keyset_page(rows, after=after, size=size)
+
+
+def contacts_matching(*, term: str, limit: int = CONTACTS_SHOWN) -> list[Contact]:
+    """Return the contacts whose name, WhatsApp number or customer id matches `term` (as the queue's search),
+    each with how many conversations it has."""
+    return list(Contact.objects.filter(_search(term)).annotate(conversation_count=Count("conversations"))
+                .order_by("name", "pk")[:limit])
+
+
+def contact_conversations(*, contact: Contact) -> list[Conversation]:
+    """Return every conversation of `contact`, newest first, each with its message count, its last message
+    time and its escalations (newest first): three queries whatever the number of conversations."""
+    return list(
+        Conversation.objects.filter(contact=contact)
+        .select_related("assignee")
+        .annotate(message_count=Count("messages"), last_message_at=Max("messages__created_at"))
+        .prefetch_related(Prefetch("escalations", queryset=Escalation.objects.order_by("-created_at", "-pk")))
+        .order_by("-created_at", "-pk")
+    )
 
 
 # The conversation page -------------------------------------------------------------------------
@@ -202,7 +307,7 @@ class ThreadEntry:
 
     @property
     def event_label(self) -> str:
-        """Return the event as the thread says it: "escalated: USER_REQUEST", "taken over by ana"…"""
+        """Return the event as the thread says it: "escalated: Customer asked for a person", "taken over by ana"…"""
         event = self.event
         if event is None:
             return ""
@@ -210,7 +315,7 @@ class ThreadEntry:
         who = event.actor.get_username() if event.actor else str(detail.get("agent") or "")
         by = f" by {who}" if who else ""
         labels = {
-            "escalated": f"escalated: {detail.get('reason', '')}",
+            "escalated": f"escalated: {reason_label(str(detail.get('reason', '')))}",
             "taken_over": (f"taken over from {detail['previous']}{by}: {detail.get('reason', '')}"
                            if detail.get("previous") else f"taken over{by}"),
             "take_requested": f"{who or 'an agent'} asks {detail.get('holder') or 'the holder'} for this "
@@ -232,8 +337,23 @@ class ThreadEntry:
                                + (f", instead of {detail['previous']}" if detail.get("previous") else ""),
             "customer_unlinked": f"unlinked from billing customer {detail.get('customer_id', '?')}{by}",
             "number_changed": f"number changed from {detail.get('from') or '?'} to {detail.get('to') or '?'}",
+            **_credit_note_labels(detail, by),
         }
         return labels.get(event.kind, event.kind.replace("_", " "))
+
+
+def _credit_note_labels(detail: dict, by: str) -> dict[str, str]:
+    """The thread's lines for a credit note's life: proposed, approved, rejected, sent, failed, retried."""
+    what = (f"credit note of {detail.get('amount', '?')} {detail.get('currency', '')} on invoice "
+            f"{detail.get('invoice_id', '?')}")
+    return {
+        "credit_note_proposed": f"{what} proposed{by}: {detail.get('reason', '')}",
+        "credit_note_approved": f"{what} approved{by}",
+        "credit_note_rejected": f"{what} rejected{by}: {detail.get('note', '')}",
+        "credit_note_sent": f"{what} sent to billing, which filed it as {detail.get('billing_id') or '?'}",
+        "credit_note_failed": f"{what}: billing did not take it ({detail.get('error') or 'no reason given'})",
+        "credit_note_retried": f"{what} sent again{by}",
+    }
 
 
 def conversation_thread(*, conversation: Conversation) -> list[ThreadEntry]:

@@ -176,7 +176,10 @@ def conversation_take_over(*, conversation_id: int, agent, reason: str = "") -> 
     conversation.handler = Conversation.Handler.HUMAN
     conversation.assignee = agent
     conversation.status = Conversation.Status.OPEN
-    conversation.save(update_fields=["handler", "assignee", "status", "updated_at"])
+    # A clarifying question the bot asked is a person's business now: the customer's next words answer the
+    # agent, not a menu the bot offered before (and after a hand back they start afresh).
+    conversation.pending_clarification = {}
+    conversation.save(update_fields=["handler", "assignee", "status", "pending_clarification", "updated_at"])
     conversation.escalations.filter(status=Escalation.Status.OPEN).update(status=Escalation.Status.TAKEN)
     if previous is not None:
         _event(conversation, agent, "taken_over", agent=agent.get_username(), previous=previous.get_username(),
@@ -229,6 +232,8 @@ def agent_reply_send(*, conversation_id: int, agent, text: str, now=None, form_k
         agent=agent, text=text[:REPLY_MAX], status=Message.Status.QUEUED,
         payload={"form_key": form_key} if form_key else {},
     )
+    conversation.last_agent_reply_at = message.created_at
+    conversation.save(update_fields=["last_agent_reply_at"])
     _deliver_on_commit(message)
     return message
 
@@ -280,7 +285,8 @@ def conversation_hand_back(*, conversation_id: int, agent) -> Conversation:
     _allow(rules.Action.HAND_BACK, agent, conversation)
     conversation.handler = Conversation.Handler.BOT
     conversation.assignee = None
-    conversation.save(update_fields=["handler", "assignee", "updated_at"])
+    conversation.pending_clarification = {}  # asked before a person took over: not what the customer answers now
+    conversation.save(update_fields=["handler", "assignee", "pending_clarification", "updated_at"])
     _close_escalations(conversation, "handed back")
     _event(conversation, agent, "handed_back")
     return conversation

@@ -8,6 +8,8 @@ urlpatterns = [
     path("chat/", views.chat, name="chat"),
     path("chat/reset/", views.chat_reset, name="chat_reset"),
     path("desk/", views.queue, name="queue"),
+    path("desk/search/", views.search, name="search"),
+    path("desk/contacts/<int:contact_id>/", views.contact, name="contact"),
     path("desk/conversations/<int:conversation_id>/", views.conversation_detail, name="conversation"),
     path("desk/conversations/<int:conversation_id>/thread/", views.conversation_thread_part,
          name="conversation_thread"),

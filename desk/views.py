@@ -19,23 +19,28 @@ from django.views.decorators.http import require_GET, require_POST
 from core import params
 from desk import chat as webchat
 from desk import complaints, rules, services
-from desk.access import access_conversation, conversation_verdict, may_work_desk
+from desk.access import access_conversation, conversation_verdict, may_read_conversations, may_work_desk
 from desk.credit_notes import credit_note_panel
 from desk.forms import AssignForm, MarkWrongForm, NoteForm, QueueFilterForm, ReplyForm
 from desk.identify import CustomerSearch, customer_search
-from desk.models import CannedReply, Conversation, Message
-from desk.reasons import LABELS as REASON_LABELS
+from desk.models import CannedReply, Contact, Conversation, Message
+from desk.reasons import reason_label
 from desk.selectors import (
+    VIEWS,
     QueueCursor,
     QueueFilters,
     account_summary,
     conversation_escalation,
+    contact_conversations,
+    contacts_matching,
     conversation_thread,
     escalation_counts,
     escalation_queue,
+    message_search,
     next_waiting_escalation,
     take_requests_pending,
     thread_version,
+    view_counts,
     wait_level,
     wait_thresholds,
 )
@@ -98,7 +103,8 @@ def _waited_label(waited: timedelta) -> str:
 @login_required
 @require_GET
 def queue(request):
-    """List open and taken escalations with their reason, summary, last customer message and waiting time."""
+    """The inbox: a view (all open, unassigned, mine, waiting on the customer, resolved) of escalations with
+    their reason, summary, last customer message and waiting time, filtered and paged by keyset."""
     if not may_work_desk(request.user):
         raise PermissionDenied("Only agents and supervisors work the queue.")
     form = QueueFilterForm(request.GET or None)
@@ -111,25 +117,74 @@ def queue(request):
     if len(page) > QUEUE_PAGE_SIZE:
         page = page[:QUEUE_PAGE_SIZE]
         query = request.GET.copy()
-        query["after"] = QueueCursor.of(page[-1]).encode()
+        query["after"] = QueueCursor.of(page[-1], filters.order_field).encode()
         older = query.urlencode()
     amber, red = wait_thresholds()
     rows = []
     for escalation in page:
-        waited = now - escalation.created_at
+        waited = (escalation.resolved_at or now) - escalation.created_at
         # A taken escalation has someone on it: only the ones nobody holds turn amber or red.
         level = "" if escalation.status != "open" else wait_level(waited, amber_minutes=amber,
                                                                   red_minutes=red)
         rows.append({"escalation": escalation, "conversation": escalation.conversation,
                      "waited": _waited_label(waited), "level": level})
     counts = escalation_counts()
+    view_query = request.GET.copy()
+    for name in ("view", "after", "resolved_from", "resolved_to"):
+        view_query.pop(name, None)
     context = {
         "form": form, "filters": filters, "rows": rows, "older_query": older, "paged": after is not None,
         "counts": counts, "counts_total": sum(c["total"] for c in counts),
+        "views": VIEWS, "view_counts": view_counts(agent=request.user), "view_query": view_query.urlencode(),
+        "problems": form.problems(),
         "amber_minutes": amber, "red_minutes": red,
     }
     template = "desk/queue.html#rows" if request.htmx else "desk/queue.html"
     return render(request, template, context)
+
+
+# Search and a contact's history ---------------------------------------------------------------------
+
+SEARCH_MAX = 200
+
+
+@login_required
+@require_GET
+def search(request):
+    """Search message text (full text, accents and es/en word forms folded) and customers (name, WhatsApp
+    number, billing id); messages newest first, paged by keyset."""
+    if not may_read_conversations(request.user):
+        raise PermissionDenied("Your role does not open conversations.")
+    query = params.text(request.GET.get("q"), label="The search", max_length=SEARCH_MAX)
+    cursor = params.cursor(request.GET.get("after"))
+    term = query.value.strip() if query.ok else ""
+    hits, next_cursor, contacts = [], None, []
+    if term:
+        hits, next_cursor = message_search(text=term, after=request.GET.get("after", "") if cursor.ok else "")
+        contacts = [] if request.GET.get("after") else contacts_matching(term=term)
+    more = None
+    if next_cursor:
+        more_query = request.GET.copy()
+        more_query["after"] = next_cursor
+        more = more_query.urlencode()
+    problems = [p for p in (query.error, cursor.error) if p]
+    return render(request, "desk/search.html", {
+        "q": query.value if query.ok else "", "term": term, "hits": hits, "contacts": contacts,
+        "more_query": more, "paged": bool(request.GET.get("after")) and cursor.ok, "problems": problems,
+    }, status=400 if query.error else 200)
+
+
+@login_required
+@require_GET
+def contact(request, contact_id):
+    """Everything of one contact: who they are and every conversation they had, newest first."""
+    if not may_read_conversations(request.user):
+        raise PermissionDenied("Your role does not open conversations.")
+    person = get_object_or_404(Contact, pk=contact_id)
+    return render(request, "desk/contact.html", {
+        "contact": person, "conversations": contact_conversations(contact=person),
+        "can_act": may_work_desk(request.user),
+    })
 
 
 # A conversation ----------------------------------------------------------------------------------
@@ -213,7 +268,7 @@ def _with_next(request, context: dict) -> dict:
         context["offer_next"] = True
         waiting = next_waiting_escalation(exclude_conversation_id=context["conversation"].pk)
         context["next_escalation"] = waiting
-        context["next_reason"] = REASON_LABELS.get(waiting.reason, waiting.reason) if waiting else ""
+        context["next_reason"] = reason_label(waiting.reason) if waiting else ""
     return context
 
 

@@ -8,34 +8,10 @@ from django.db import models
 from django.db.models import Case, F, Func, Value, When
 from pgvector.django import HnswIndex, VectorField
 
-from kb.textquery import ACCENTED, UNACCENTED
+from core.fulltext import FoldAccents, RegConfig, ToTsVector  # noqa: F401 - migrations name them here
 
 LANGUAGES = [("es", "Español"), ("en", "English")]
 EMBEDDING_DIM = 384
-
-
-class ToTsVector(Func):
-    function = "to_tsvector"
-    output_field = SearchVectorField()
-
-
-class RegConfig(Func):
-    """A constant text-search configuration (folds to a constant, so generated columns accept it)."""
-
-    template = "%(expressions)s::regconfig"
-    output_field = models.TextField()
-
-
-# Accents are folded before stemming (kb/textquery.py says why); translate() is immutable, so generated
-# columns accept it.
-
-
-class FoldAccents(Func):
-    function = "translate"
-    output_field = models.TextField()
-
-    def __init__(self, expression, **extra):
-        super().__init__(expression, Value(ACCENTED), Value(UNACCENTED), **extra)
 
 
 class Document(models.Model):

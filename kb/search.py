@@ -17,12 +17,13 @@ from django.conf import settings
 from django.db import connection, transaction
 
 from kb.context import ContextDecision, decide_context
+from core.fulltext import ACCENTED, UNACCENTED
 from kb.embeddings import Embedder, get_embedder
 from kb.fusion import Fused, reciprocal_rank_fusion
 from kb.identifiers import find_identifiers
 from kb.models import Chunk, Document, EmbeddingSpace, Section, TermStat, TermTotal
 from kb.pruning import Candidate, prune
-from kb.textquery import (ACCENTED, BM25_B, BM25_K1, IRREGULAR_FORMS, UNACCENTED, ConfigTotals, QueryTerm,
+from kb.textquery import (BM25_B, BM25_K1, IRREGULAR_FORMS, ConfigTotals, QueryTerm,
                           TextPlan, plan_text_query, shown_terms, strip_filler, tsquery_and)
 
 CONFIG_BY_LANGUAGE = {"es": "spanish", "en": "english"}

@@ -41,9 +41,8 @@ from core.text import fold
 
 # Accents are folded before stemming so "reconexion" finds "reconexión" (subscribers type without them);
 # ñ is kept ("año" is not "ano"). The generated tsvector columns and the query's lexemes are folded in SQL
-# with translate() and these two strings; Python folds (the filler check) go through core.text.fold.
-ACCENTED = "áéíóúüÁÉÍÓÚÜàèìòùÀÈÌÒÙ"
-UNACCENTED = "aeiouuAEIOUUaeiouAEIOU"
+# with translate() and core.fulltext's ACCENTED / UNACCENTED; Python folds (the filler check) go through
+# core.text.fold.
 
 # Folded words that say how someone asks, not what about (stop words are the configs' business): greetings,
 # politeness, question words, and the verbs of a price question ("cuánto cuesta la reconexión" is about the

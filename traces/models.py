@@ -6,7 +6,7 @@ from django.contrib.postgres.search import SearchVectorField
 from django.db import models
 from django.db.models import F, Value
 
-from kb.models import FoldAccents, RegConfig, ToTsVector
+from core.fulltext import TsVectorOr, bilingual_vector  # noqa: F401 - migrations name TsVectorOr here
 
 from traces.fingerprint import ConfigurationParts
 
@@ -48,26 +48,13 @@ class TraceText(models.Func):
     output_field = models.TextField()
 
 
-class TsVectorOr(models.Func):
-    """Two text-search vectors (or queries) as one: `a || b`."""
-
-    template = "(%(expressions)s)"
-    arg_joiner = " || "
-    output_field = SearchVectorField()
-
-
-SEARCH_CONFIGS = ("spanish", "english")
-
-
 def trace_search_vector() -> TsVectorOr:
     """Return the text-search vector of a trace (stored in `Trace.search_vector`).
 
-    Accents are folded first (the KB's `FoldAccents`, so "reconexion" finds "reconexión" the way retrieval
-    does), then stemmed by both the Spanish and the English configuration, so "facturas" finds "factura" and
-    "charges" finds "charge" whatever the turn's language.
+    Folded and stemmed in Spanish and English (core.fulltext), so "reconexion" finds "reconexión" the way
+    retrieval does and "facturas" finds "factura" whatever the turn's language.
     """
-    folded = FoldAccents(TraceText(F("query"), F("final_text"), F("internal_note")))
-    return TsVectorOr(*(ToTsVector(RegConfig(Value(config)), folded) for config in SEARCH_CONFIGS))
+    return bilingual_vector(TraceText(F("query"), F("final_text"), F("internal_note")))
 
 
 class Trace(models.Model):

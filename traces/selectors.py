@@ -6,21 +6,19 @@ import datetime as dt
 from dataclasses import asdict, dataclass, field
 
 from django.db import connection, transaction
-from django.db.models import BooleanField, DateTimeField, Exists, F, Func, OuterRef, QuerySet, Value
+from django.db.models import DateTimeField, Exists, F, Func, OuterRef, QuerySet
 
 from core import params as core_params
 from core.keyset import keyset_page
 from desk.models import ComplaintSignal, Conversation, Message
-from kb.models import FoldAccents, RegConfig
+from core.fulltext import Matches, bilingual_query
 from traces import labels
 from traces.models import (
-    SEARCH_CONFIGS,
     FailureClass,
     ReviewNote,
     ReviewSession,
     SessionTrace,
     Trace,
-    TsVectorOr,
 )
 from traces.taxonomy import CodedNote, summarize
 
@@ -128,24 +126,6 @@ def distinct_values(column: str) -> list:
         return [row[0] for row in cursor.fetchall()]
 
 
-class Matches(Func):
-    """`vector @@ query`."""
-
-    template = "%(expressions)s"
-    arg_joiner = " @@ "
-    output_field = BooleanField()
-
-
-def search_query(text: str) -> TsVectorOr:
-    """Return the text-search query for what an analyst typed (web-search syntax: "a phrase", -word, or).
-
-    Folded and stemmed like the traces' vector, in both configurations, either of which may match.
-    """
-    folded = FoldAccents(Value(text))
-    return TsVectorOr(*(Func(RegConfig(Value(config)), folded, function="websearch_to_tsquery")
-                        for config in SEARCH_CONFIGS))
-
-
 def traces_filtered(*, filters: TraceFilters) -> QuerySet[Trace]:
     """Return the traces matching the filters, newest first on (created_at, id).
 
@@ -168,7 +148,7 @@ def traces_filtered(*, filters: TraceFilters) -> QuerySet[Trace]:
             stored = labels.matching_values(value, distinct_values(name), labels.LABELS_BY_FILTER.get(name))
             traces = traces.filter(**{f"{name}__in": stored})
     if filters.text:
-        traces = traces.filter(Matches(F("search_vector"), search_query(filters.text)))
+        traces = traces.filter(Matches(F("search_vector"), bilingual_query(filters.text)))
     if filters.index_version is not None:
         traces = traces.filter(index_version=filters.index_version)
     if filters.derived is not None:

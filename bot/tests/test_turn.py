@@ -477,6 +477,22 @@ def test_a_reply_that_picks_no_option_is_a_new_question():
     assert conversation.pending_clarification == {}
 
 
+def test_a_question_asked_before_a_person_took_over_is_not_answered_after_the_hand_back(make_staff):
+    from desk import services
+
+    ana = make_staff("ana", "agent")
+    conversation = start()
+    say(conversation, "si cancelo el servicio me devuelven el dinero?", writer=TemplateWriter())
+    services.conversation_take_over(conversation_id=conversation.pk, agent=ana)
+    services.agent_reply_send(conversation_id=conversation.pk, agent=ana, text="¿Me dice su número de cuenta?")
+    services.conversation_hand_back(conversation_id=conversation.pk, agent=ana)
+    conversation.refresh_from_db()
+    assert conversation.pending_clarification == {}
+    # "el anual" is no longer read as picking the annual plan out of the bot's old menu.
+    trace = say(conversation, "el anual", writer=TemplateWriter())
+    assert trace.query == "el anual" and not (trace.routing_rule or "").startswith("clarified")
+
+
 def test_a_question_that_names_its_plan_is_answered_from_that_plan_only():
     trace = say(start(), "si cancelo el plan anual a la semana de pagarlo me devuelven todo?", writer=TemplateWriter())
     assert trace.outcome == "answered"

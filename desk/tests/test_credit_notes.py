@@ -476,7 +476,7 @@ def test_role_matrix(make_staff, people, healthy_billing, role, target):
                         {"invoice": INVOICE, "amount": "1.00", "currency": "USD", "reason": "Goodwill"})
     else:
         response = post(browser, reverse(f"desk:credit_note_{target}", args=[request.pk]), {"note": "no"})
-    allowed = {"page": {"supervisor"}, "approve": {"supervisor"}, "reject": {"supervisor"},
+    allowed = {"page": {"agent", "supervisor"}, "approve": {"supervisor"}, "reject": {"supervisor"},
                "retry": {"supervisor"}, "propose": {"agent", "supervisor"}}[target]
     if role == "anonymous":
         assert response.status_code == 302 and response.url.startswith(reverse("login"))
@@ -490,10 +490,60 @@ def test_role_matrix(make_staff, people, healthy_billing, role, target):
         assert billing_notes(healthy_billing) == before and healthy_billing.requests_served == served
 
 
-def test_the_navigation_shows_credit_notes_only_to_approvers(people):
+def test_the_navigation_shows_credit_notes_to_agents_and_supervisors(people):
     link = 'href="/desk/credit-notes/"'
     assert link in browser_for(people["sol"]).get(reverse("desk:queue")).content.decode()
-    assert link not in browser_for(people["ana"]).get(reverse("desk:queue")).content.decode()
+    assert link in browser_for(people["ana"]).get(reverse("desk:queue")).content.decode()
+    assert link not in browser_for(people["ivy"]).get(reverse("traces:list")).content.decode()
+
+
+# Deciding with the invoice's context, and the proposer told -----------------------------------------
+
+DUPLICATE_CUSTOMER = "C-1012"  # the simulator's duplicate-charge customer: its latest invoice bills a line twice
+
+
+def test_a_proposal_keeps_the_invoice_context_the_approver_decides_with(people, healthy_billing):
+    conversation = escalated(customer_id=DUPLICATE_CUSTOMER).conversation
+    invoices = cn.customer_invoices(customer_id=DUPLICATE_CUSTOMER).invoices
+    latest = invoices[0]
+    request = cn.credit_note_propose(conversation=conversation, agent=people["ana"], invoice_id=latest["id"],
+                                     amount="1.00", currency="", reason="Charged twice for the plan")
+    total = latest["total"]
+    assert request.currency == total["currency"]  # no currency given: the invoice's
+    context = request.context
+    assert (context["total"], context["currency"]) == (total["amount"], total["currency"])
+    assert Decimal(context["paid"]) >= 0
+    duplicate = next(f for f in context["figures"] if f["name"] == "overcharge")
+    assert Decimal(duplicate["amount"]) > 0 and duplicate["label"] == "Charged twice (duplicate)"
+    page = browser_for(people["sol"]).get(reverse("desk:credit_notes")).content.decode()
+    row = page.split(f'id="credit-note-{request.pk}"')[1].split("</tr>")[0]
+    assert f"Total <strong>{total['amount']} {total['currency']}</strong>" in row
+    assert f"paid <strong>{context['paid']} {total['currency']}</strong>" in row
+    assert f"Charged twice (duplicate): <strong>{duplicate['amount']} {total['currency']}</strong>" in row
+    assert "Charged twice for the plan" in row and f'href="/desk/conversations/{conversation.pk}/"' in row
+
+
+def test_the_proposer_sees_the_decision_in_the_thread_and_in_my_proposals(people, healthy_billing,
+                                                                          django_capture_on_commit_callbacks):
+    conversation = escalated().conversation
+    approved = propose(conversation, people["ana"])
+    rejected = propose(conversation, people["ana"], amount="2.00", reason="Goodwill")
+    with django_capture_on_commit_callbacks(execute=True):  # billing is told once the approval commits
+        cn.credit_note_approve(request=approved, supervisor=people["sol"])
+    cn.credit_note_reject(request=rejected, supervisor=people["tom"], note="Not covered by the policy")
+    ana = browser_for(people["ana"])
+    thread = ana.get(reverse("desk:conversation", args=[conversation.pk])).content.decode()
+    assert f"credit note of 5.00 USD on invoice {INVOICE} approved by sol" in thread
+    assert f"credit note of 2.00 USD on invoice {INVOICE} rejected by tom: Not covered by the policy" in thread
+    assert f"credit note of 5.00 USD on invoice {INVOICE} sent to billing, which filed it as" in thread
+    mine = ana.get(reverse("desk:credit_notes")).content.decode()
+    assert "Waiting for approval" not in mine  # an agent sees only their own proposals
+    row = mine.split(f'id="my-credit-note-{rejected.pk}"')[1].split("</tr>")[0]
+    assert "Rejected" in row and "by tom" in row and "Not covered by the policy" in row
+    row = mine.split(f'id="my-credit-note-{approved.pk}"')[1].split("</tr>")[0]
+    assert "Sent to billing" in row and "by sol" in row
+    assert f'id="my-credit-note-{approved.pk}"' not in browser_for(people["tom"]).get(
+        reverse("desk:credit_notes")).content.decode()
 
 
 def test_the_admin_lists_credit_note_requests_read_only(admin_client, people, healthy_billing):

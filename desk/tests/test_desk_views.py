@@ -156,7 +156,7 @@ def test_take_over_from_the_page_silences_the_bot_and_shows_the_composer(staff):
     assert response.status_code == 302
     page = browser.get(url("conversation", escalation.conversation_id)).content.decode()
     assert "You have this conversation" in page and 'id="composer-text"' in page
-    assert "taken over by ana" in page and "escalated: USER_REQUEST" in page
+    assert "taken over by ana" in page and "escalated: Customer asked for a person" in page
 
 
 def test_the_agent_who_lost_the_race_is_told_who_has_the_conversation(staff):
@@ -321,7 +321,7 @@ def test_the_thread_interleaves_messages_and_events_with_delivery_status(staff):
     Message.objects.create(conversation=conversation, direction="out", author="agent", agent=ana, text="Voy",
                            status="failed", error="131047 re-engagement message")
     page = browser.get(url("conversation", conversation)).content.decode()
-    order = [page.index(s) for s in ("quiero hablar con una persona", "escalated: USER_REQUEST",
+    order = [page.index(s) for s in ("quiero hablar con una persona", "escalated: Customer asked for a person",
                                      "taken over by ana", "Voy")]
     assert order == sorted(order)
     assert 'class="delivery failed"' in page and "131047 re-engagement message" in page

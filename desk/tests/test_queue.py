@@ -43,7 +43,7 @@ def many(n, *, start=None, **kwargs):
 
 # The selector ----------------------------------------------------------------------------------
 
-def test_open_and_taken_escalations_newest_first_with_the_customers_last_message(make_staff):
+def test_open_and_taken_escalations_longest_waiting_first_with_the_customers_last_message(make_staff):
     ana = make_staff("ana", "agent")
     old, taken, new = many(3)
     resolved = escalated(name="done")
@@ -51,16 +51,16 @@ def test_open_and_taken_escalations_newest_first_with_the_customers_last_message
     services.conversation_take_over(conversation_id=taken.conversation_id, agent=ana)
     customer_says(new.conversation, "¿siguen ahí?")
     rows = list(escalation_queue(agent=ana, filters=QueueFilters()))
-    assert names(rows) == ["c2", "c1", "c0"]
+    assert names(rows) == ["c0", "c1", "c2"]
     assert [r.status for r in rows] == ["open", "taken", "open"]
-    assert rows[0].last_customer_text == "¿siguen ahí?" and rows[2].last_customer_text == (
+    assert rows[2].last_customer_text == "¿siguen ahí?" and rows[0].last_customer_text == (
         "quiero hablar con una persona")
 
 
-def test_oldest_first_puts_the_longest_waiting_on_top(make_staff):
+def test_newest_first_on_request(make_staff):
     many(3)
-    rows = escalation_queue(agent=make_staff("ana", "agent"), filters=QueueFilters(oldest_first=True))
-    assert names(rows) == ["c0", "c1", "c2"]
+    rows = escalation_queue(agent=make_staff("ana", "agent"), filters=QueueFilters(oldest_first=False))
+    assert names(rows) == ["c2", "c1", "c0"]
 
 
 @pytest.mark.parametrize("oldest_first", [False, True])
@@ -90,7 +90,7 @@ def test_a_malformed_cursor_means_the_first_page():
 @pytest.mark.parametrize("filters, expected", [
     (QueueFilters(reason="NO_CONTEXT"), ["nc"]),
     (QueueFilters(assignee="me"), ["mine"]),
-    (QueueFilters(assignee="unassigned"), ["wa-en", "nc", "old"]),
+    (QueueFilters(assignee="unassigned"), ["old", "nc", "wa-en"]),
     (QueueFilters(channel="whatsapp"), ["wa-en"]),
     (QueueFilters(language="en"), ["wa-en"]),
     (QueueFilters(waiting_over_minutes=60), ["old"]),
@@ -147,12 +147,14 @@ def test_the_page_shows_counts_reason_summary_last_message_waiting_and_assignee(
     taken = escalated(name="Ana María", created_at=now - timedelta(minutes=1))
     services.conversation_take_over(conversation_id=taken.conversation_id, agent=agent)
     page = client.get(QUEUE).content.decode()
-    assert "All <strong>3</strong>" in page and "TOOL_ERROR</span> <strong>1</strong>" in page
-    assert "USER_REQUEST</span> <strong>2</strong> <small>(1 taken)</small>" in page
+    assert "All <strong>3</strong>" in page
+    assert '<span class="badge reason reason-tool-error" title="TOOL_ERROR">Billing system down</span> ' \
+           '<strong>1</strong>' in page
+    assert 'title="USER_REQUEST">Customer asked for a person</span> <strong>2</strong> <small>(1 taken)</small>' in page
     assert "Summary for TOOL_ERROR." in page and "¿y mi factura?" in page
     assert 'class="wait red"' in page and 'class="wait amber"' in page
     assert "taken by ana" in page and "unassigned" in page
-    assert page.index("Ana María") < page.index("Lucía") < page.index("Pedro")
+    assert customers(page) == ["Pedro", "Lucía", "Ana María"]  # the longest waiting first
     assert 'hx-trigger="every 5s"' in page and "amber after 2 min and red after 20 min" in page
 
 
@@ -176,17 +178,21 @@ def test_filters_from_the_get_form_and_the_older_link(client, agent, settings, m
     escalated(name="other reason")
     page = client.get(QUEUE, {"reason": "NO_CONTEXT"}).content.decode()
     # Customer names are read from their cells: a bare "c1" also turns up in random tokens on the page.
-    assert customers(page) == ["c2", "c1"]
+    assert customers(page) == ["c0", "c1"]
     older = page.split('class="older"')[0].rsplit('href="', 1)[1].split('"')[0].replace("&amp;", "&")
     assert "reason=NO_CONTEXT" in older and "after=" in older
     page = client.get(QUEUE + older).content.decode()
-    assert customers(page) == ["c0"] and 'class="older"' not in page and "← Newest" in page
+    assert customers(page) == ["c2"] and 'class="older"' not in page and "← First page" in page
 
 
 def test_an_invalid_filter_is_ignored_not_an_error(client, agent):
     escalated(name="still here")
-    response = client.get(QUEUE, {"waiting": "abc", "reason": "NOPE", "assignee": "x", "after": "zzz"})
-    assert response.status_code == 200 and "still here" in response.content.decode()
+    response = client.get(QUEUE, {"waiting": "abc", "reason": "NOPE", "assignee": "x", "after": "zzz",
+                                  "view": "everything", "resolved_from": "2026-13-01"})
+    page = response.content.decode()
+    assert response.status_code == 200 and customers(page) == ["still here"]
+    assert "Waiting over (min): Enter a whole number. It was ignored." in page
+    assert "Resolved from: Enter a valid date. It was ignored." in page
 
 
 def _queries_for_page(client, **headers):
@@ -209,8 +215,9 @@ def test_the_queue_runs_the_same_number_of_queries_for_3_and_30_escalations(clie
     with django_assert_num_queries(few):
         response = client.get(QUEUE, **headers)
     assert response.content.decode().count('class="escalation ') == 30
-    # session, user, the user's own and group permissions, the counts, the rows — and nothing per row
-    assert few == 6
+    # session, user, the user's own and group permissions, the reason counts, the view counts, the rows — and
+    # nothing per row
+    assert few == 7
 
 
 def test_the_queue_is_for_agents_and_supervisors(client, make_staff):

@@ -31,21 +31,40 @@ def small_kb():
                             embedder=get_embedder())
 
 
-@pytest.fixture
-def browser_page(monkeypatch):
+@pytest.fixture(scope="session")
+def chromium():
+    """One Chromium for the whole run; each test gets its own context (cookies, storage), so tests stay apart."""
+    import os
+
     from playwright.sync_api import expect, sync_playwright
 
-    # Playwright's sync API keeps an event loop in this thread; the test's own ORM calls are synchronous.
-    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=LAUNCH_ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1366, "height": 1000})
-            page.set_default_timeout(WAIT_MS)
+    # Playwright's sync API keeps an event loop in this thread; the tests' own ORM calls are synchronous.
+    previous = os.environ.get("DJANGO_ALLOW_ASYNC_UNSAFE")
+    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+    try:
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=LAUNCH_ARGS)
             expect.set_options(timeout=WAIT_MS)
-            yield page
-        finally:
-            browser.close()
+            try:
+                yield browser
+            finally:
+                browser.close()
+    finally:
+        if previous is None:
+            os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
+        else:
+            os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = previous
+
+
+@pytest.fixture
+def browser_page(chromium):
+    context = chromium.new_context(viewport={"width": 1366, "height": 1000})
+    try:
+        page = context.new_page()
+        page.set_default_timeout(WAIT_MS)
+        yield page
+    finally:
+        context.close()
 
 
 def log_in(page, base_url: str, username: str, password: str, next_path: str) -> None:

@@ -74,8 +74,9 @@ def test_an_agent_takes_over_replies_and_hands_back_without_the_bot_talking_over
     row = page.locator(f"#escalation-{escalation.pk}")
     row.wait_for()
     assert page.evaluate("window.stillTheSamePage") is True
-    assert "NO_CONTEXT" in row.inner_text() and "capital de Francia" in row.inner_text()
-    assert "NO_CONTEXT" in page.locator("#reason-counts").inner_text()
+    assert "Nothing relevant found" in row.inner_text() and "capital de Francia" in row.inner_text()
+    assert row.locator(".badge.reason").get_attribute("title") == "NO_CONTEXT"  # the code, in the tooltip
+    assert "Nothing relevant found" in page.locator("#reason-counts").inner_text()
     page.screenshot(path=str(SCREENSHOTS / "desk-queue.png"), full_page=True)
 
     # The agent opens it: the reason's summary and the bot's last turn are there.
@@ -85,7 +86,7 @@ def test_an_agent_takes_over_replies_and_hands_back_without_the_bot_talking_over
     page.locator("#trace-panel .last-turn").wait_for()  # the traces room serves this panel (htmx)
     panel = page.locator("#trace-panel").inner_text().lower()
     assert "route document" in panel and "retrieved chunks" in panel and "full trace" in panel
-    assert "escalated: NO_CONTEXT" in page.locator("#thread").inner_text()
+    assert "escalated: Nothing relevant found" in page.locator("#thread").inner_text()
 
     # Take over; a canned reply plus the agent's own words go out through the web chat.
     page.click("text=Take over")
@@ -146,3 +147,28 @@ def test_the_agent_reads_what_the_bot_knew_on_the_escalation_card(live_server, b
     page.locator("#trace-panel .last-turn .internal-note").wait_for()  # and in the bot's last turn
     assert "invoice_change failed" in page.locator("#trace-panel .internal-note").inner_text()
     page.screenshot(path=str(SCREENSHOTS / "desk-internal-note.png"), full_page=True)
+
+
+def test_the_agent_reads_the_figures_and_formulas_of_the_bots_answer(live_server, browser_page, small_kb,
+                                                                      healthy_billing, make_staff, settings):
+    from desk.chat import chat_message_receive
+    from traces.models import Trace
+
+    settings.OPENAI_API_KEY = settings.OPENAI_BASE_URL = ""
+    make_staff("ana", "agent", password="ana-password-1")
+    page = browser_page
+    conversation = _customer("Marisol Rojas", "C-1001")
+    chat_message_receive(conversation=conversation, text="¿Por qué mi factura llegó más alta este mes?")
+    trace = Trace.objects.get(conversation=conversation)
+    assert trace.outcome == "answered"
+    delta = next(e for e in trace.evidence if e.get("fact_kind") == "invoice_delta")
+
+    log_in(page, live_server.url, "ana", "ana-password-1", f"/desk/conversations/{conversation.pk}/")
+    note = page.locator("#trace-panel .last-turn .internal-note")
+    note.wait_for()
+    text = note.inner_text()
+    # The note gives the agent the root cause with its figure, and each figure with its evidence id: what the
+    # customer was told can be checked against billing line by line.
+    assert text.startswith("Root cause: a one-off charge on the bill — charge USD 15.00")
+    assert f"[{delta['id']}]" in text and "17.40" in text
+    assert "[E" not in page.locator("#thread .msg.bot").first.inner_text()  # the customer's copy has no ids

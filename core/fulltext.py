@@ -1,0 +1,68 @@
+"""PostgreSQL full-text pieces every room searches with: accent folding, the two stemming configurations, and
+a stored vector / typed query pair that match each other.
+
+Accents are folded before stemming so "reconexion" finds "reconexión" (subscribers type without them); ñ is
+kept ("año" is not "ano"). translate() is immutable, so generated (stored) columns accept the fold. A text is
+stemmed by both the Spanish and the English configuration, so "facturas" finds "factura" and "charges" finds
+"charge" whatever language the text or the search is in.
+"""
+
+from __future__ import annotations
+
+from django.contrib.postgres.search import SearchVectorField
+from django.db import models
+from django.db.models import BooleanField, Func, Value
+
+ACCENTED = "áéíóúüÁÉÍÓÚÜàèìòùÀÈÌÒÙ"
+UNACCENTED = "aeiouuAEIOUUaeiouAEIOU"
+SEARCH_CONFIGS = ("spanish", "english")
+
+
+class ToTsVector(Func):
+    function = "to_tsvector"
+    output_field = SearchVectorField()
+
+
+class RegConfig(Func):
+    """A constant text-search configuration (folds to a constant, so generated columns accept it)."""
+
+    template = "%(expressions)s::regconfig"
+    output_field = models.TextField()
+
+
+class FoldAccents(Func):
+    function = "translate"
+    output_field = models.TextField()
+
+    def __init__(self, expression, **extra):
+        super().__init__(expression, Value(ACCENTED), Value(UNACCENTED), **extra)
+
+
+class TsVectorOr(Func):
+    """Two text-search vectors (or queries) as one: `a || b`."""
+
+    template = "(%(expressions)s)"
+    arg_joiner = " || "
+    output_field = SearchVectorField()
+
+
+class Matches(Func):
+    """`vector @@ query`."""
+
+    template = "%(expressions)s"
+    arg_joiner = " @@ "
+    output_field = BooleanField()
+
+
+def bilingual_vector(text) -> TsVectorOr:
+    """Return the stored vector of a text expression: folded, stemmed in Spanish and in English."""
+    folded = FoldAccents(text)
+    return TsVectorOr(*(ToTsVector(RegConfig(Value(config)), folded) for config in SEARCH_CONFIGS))
+
+
+def bilingual_query(text: str) -> TsVectorOr:
+    """Return the query for what someone typed (web-search syntax: "a phrase", -word, or), folded and stemmed
+    like `bilingual_vector`, in both configurations, either of which may match."""
+    folded = FoldAccents(Value(text))
+    return TsVectorOr(*(Func(RegConfig(Value(config)), folded, function="websearch_to_tsquery")
+                        for config in SEARCH_CONFIGS))
