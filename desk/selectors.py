@@ -15,7 +15,7 @@ from django.utils import timezone
 
 from billing.client import billing_client
 from billing.money import LANGUAGES, money_text
-from core.fulltext import Matches, bilingual_query
+from core.fulltext import Matches, SortedAfterFetch, bilingual_query
 from core.keyset import cursor_decode, cursor_encode, keyset_after, keyset_page
 from desk.disagreement import RULE_LABELS
 from desk.reasons import reason_label
@@ -212,6 +212,7 @@ def wait_thresholds() -> tuple[int, int]:
 
 SEARCH_PAGE_SIZE = 30
 CONTACTS_SHOWN = 20
+FEW_MATCHES = 2_000  # up to this many matches, read them through the GIN index and sort (see message_search)
 
 
 def message_search(*, text: str, after: str = "", size: int = SEARCH_PAGE_SIZE) -> tuple[list[Message], str | None]:
@@ -219,10 +220,16 @@ def message_search(*, text: str, after: str = "", size: int = SEARCH_PAGE_SIZE) 
 
     Full text (core.fulltext): accents folded, Spanish and English stems, web-search syntax ("a phrase",
     -word, or). Each message comes with its conversation, contact and agent in the same query.
+
+    A count bounded at FEW_MATCHES + 1 rows decides the plan: few matches (a rare word, an account number,
+    a word nobody wrote) are fetched through the GIN index and sorted; many are found by walking the messages
+    newest first, where a page fills within the first rows. At 1M messages the walk alone took 1.1–1.7 s for
+    a word with no match; the count, an index-only bitmap, costs milliseconds either way.
     """
-    rows = (Message.objects.filter(Matches(F("search_vector"), bilingual_query(text)))
-            .select_related("conversation__contact", "agent")
-            .order_by("-created_at", "-pk"))
+    rows = Message.objects.filter(Matches(F("search_vector"), bilingual_query(text)))
+    few = rows.order_by()[:FEW_MATCHES + 1].count() <= FEW_MATCHES
+    newest = SortedAfterFetch(F("created_at")).desc() if few else F("created_at").desc()
+    rows = rows.select_related("conversation__contact", "agent").order_by(newest, "-pk")
     return keyset_page(rows, after=after, size=size)
 
 

@@ -6,12 +6,12 @@ import datetime as dt
 from dataclasses import asdict, dataclass, field
 
 from django.db import connection, transaction
-from django.db.models import DateTimeField, Exists, F, Func, OuterRef, QuerySet
+from django.db.models import Exists, F, OuterRef, QuerySet
 
 from core import params as core_params
 from core.keyset import keyset_page
 from desk.models import ComplaintSignal, Conversation, Message
-from core.fulltext import Matches, bilingual_query
+from core.fulltext import Matches, SortedAfterFetch, bilingual_query
 from traces import labels
 from traces.models import (
     FailureClass,
@@ -193,13 +193,6 @@ def complained_replies(*, certainty: str = ComplaintSignal.Certainty.CONFIRMED) 
     if certainty == ComplaintSignal.Certainty.SUSPECTED:
         signals = signals.exclude(message__complaints__certainty=ComplaintSignal.Certainty.CONFIRMED)
     return list(signals.values_list("message_id", flat=True).distinct())
-
-
-class SortedAfterFetch(Func):
-    """created_at as an expression no index holds: ORDER BY on it makes PostgreSQL fetch the matches, then sort."""
-
-    template = "(%(expressions)s + interval '0 seconds')"
-    output_field = DateTimeField()
 
 
 def trace_page(*, filters: TraceFilters, after: str = "", size: int = PAGE_SIZE,
