@@ -121,6 +121,12 @@ def build(escalations: int, messages: int, *, reuse: bool) -> None:
     answered = [Message(conversation_id=conversations[i].pk, direction="out", author="agent",
                         agent=agents[i % AGENTS], text="ya lo reviso") for i in held[::2]]
     Message.objects.bulk_create(answered, batch_size=5000)
+    # What desk.services.agent_reply_send keeps on the conversation (bulk_create bypasses it).
+    with connection.cursor() as cursor:
+        cursor.execute("""UPDATE desk_conversation c SET last_agent_reply_at = m.at
+                          FROM (SELECT conversation_id, max(created_at) AS at FROM desk_message
+                                WHERE author = 'agent' AND agent_id IS NOT NULL GROUP BY conversation_id) m
+                          WHERE m.conversation_id = c.id""")
     # As many resolved ones, on other conversations, over 90 days.
     resolved = [Escalation(conversation=conversations[escalations + i], reason="NO_CONTEXT", summary="Resumen",
                            status="resolved") for i in range(escalations)]
