@@ -221,10 +221,21 @@ def _case_of_trace(*, trace: Trace, golden_set: GoldenSet) -> GoldenCase:
 
 @transaction.atomic
 def golden_case_from_trace(*, trace: Trace, user, golden_set: GoldenSet) -> GoldenCase:
-    """Add a case from a trace to an open set and bump its version (see _case_of_trace for the starting hits)."""
+    """Add a case from a trace to an open set and bump its version (see _case_of_trace for the starting hits).
+
+    A set holds one case per trace, as the bulk add keeps it: when the set already has this trace's case
+    (a double-clicked button, a second tab), that case is returned with `already_in_set = True` and nothing
+    changes. The set's row lock makes the second click wait for the first.
+    """
+    golden_set = GoldenSet.objects.select_for_update().get(pk=golden_set.pk)
     golden_set_require_open(golden_set, to="add cases to it")
+    existing = golden_set.cases.filter(trace=trace).order_by("pk").first()
+    if existing is not None:
+        existing.already_in_set = True
+        return existing
     case = _case_of_trace(trace=trace, golden_set=golden_set)
     golden_set_bump(golden_set=golden_set, user=user, note=f"case {case.case_id} from trace {trace.pk}")
+    case.already_in_set = False
     return case
 
 

@@ -598,7 +598,11 @@ def golden_case_create(request, trace_id):
         messages.error(request, str(error))
         return redirect("traces:detail", trace.pk)
     golden_set.refresh_from_db()
-    messages.success(request, f"Case {case.case_id} added to {golden_set.name} (version {golden_set.current_version}).")
+    if not case.already_in_set:
+        messages.success(request, f"Case {case.case_id} added to {golden_set.name} "
+                                  f"(version {golden_set.current_version}).")
+    else:
+        messages.info(request, f"{golden_set.name} already holds this trace as case {case.case_id}: here it is.")
     return redirect("evals:golden_case", case_id=case.pk)
 
 

@@ -119,7 +119,10 @@ def test_a_case_from_a_real_trace_is_prefilled_with_the_kept_docs(sample_kb, mak
     assert golden_set.current_version == 1
     version = GoldenSetVersion.objects.get(golden_set=golden_set, number=1)
     assert version.created_by == user and version.snapshot[0]["id"] == case.case_id
-    assert golden_case_from_trace(trace=trace, user=user, golden_set=golden_set).case_id == f"{case.case_id}-2"
+    again = golden_case_from_trace(trace=trace, user=user, golden_set=golden_set)  # a double click
+    assert (again.pk, again.already_in_set) == (case.pk, True)
+    golden_set.refresh_from_db()
+    assert golden_set.current_version == 1 and golden_set.cases.count() == 1
 
 
 def eval_json(golden) -> dict:
@@ -162,6 +165,9 @@ def test_make_a_golden_case_and_edit_it_per_role(client, make_staff, sample_kb, 
         return
     case = GoldenCase.objects.get(golden_set=golden_set)
     assert response["Location"] == reverse("evals:golden_case", args=[case.pk])
+    twice = client.post(reverse("evals:golden_case_create", args=[trace.pk]), {"golden_set": golden_set.pk})
+    assert twice["Location"] == response["Location"] and GoldenCase.objects.filter(golden_set=golden_set).count() == 1
+    assert "already holds this trace as case" in client.get(twice["Location"]).content.decode()
     form = client.get(response["Location"]).content.decode()
     assert "reconexion-fibra-es" in form and "csrfmiddlewaretoken" in form
     saved = client.post(response["Location"], {
