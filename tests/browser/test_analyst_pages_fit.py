@@ -113,3 +113,26 @@ def test_traces_and_evals_pages_fit_at_1440_and_390_without_sideways_scroll(live
             SCREENSHOTS.mkdir(parents=True, exist_ok=True)
             page.screenshot(path=str(SCREENSHOTS / "runs-390.png"), full_page=True)
     assert not too_wide, "\n".join(too_wide)
+
+
+def test_a_reviewer_sees_the_billing_503_and_makes_a_case_that_starts_with_no_hits(live_server, browser_page,
+                                                                                    analyst_data):
+    from evals.models import GoldenCase
+
+    page = browser_page
+    session, golden_set = analyst_data["session"], analyst_data["golden_set"]
+    second = session.items.get(position=2).trace
+    log_in(page, live_server.url, "ana", "pw-ana-1234", f"/traces/sessions/{session.pk}/review/2/")
+    # The billing call that failed is on the review page, with its status: no guessing "routing".
+    body = page.locator("main").inner_text()
+    assert "503" in body and "invoice_change" in body
+    assert not page.locator("input[name=verdict]:checked").count()  # no verdict chosen for the reviewer
+
+    page.goto(f"{live_server.url}/traces/{second.pk}/")
+    page.select_option("select[name=golden_set]", str(golden_set.pk))
+    page.get_by_role("button", name="Make a golden case").click()
+    case = GoldenCase.objects.get(golden_set=golden_set, trace=second)
+    page.wait_for_url(f"{live_server.url}/traces/golden/cases/{case.pk}/")
+    assert case.hits == []  # it escalated: what it retrieved is what failed
+    assert page.locator("[name=hits]").input_value() == ""
+    assert "reconexion-fibra-es" in page.locator("main").inner_text()  # offered as a suggestion
