@@ -41,23 +41,37 @@ def make_staff(django_user_model):
     return make
 
 
-@pytest.fixture
-def sample_kb(django_db_setup, django_db_blocker):
-    """The sample knowledge base in the test database, imported once and again only when a transactional
-    test (which empties every table when it ends) has removed it; unchanged files are skipped."""
+def _sample_kb_present_or_imported():
+    """Return the sample KB's import report, importing it unless it is already there (committed)."""
     from django.conf import settings
 
     from kb.embeddings import get_embedder
     from kb.models import Document
     from kb.services import documents_import
 
+    if _sample_kb_report and Document.objects.filter(slug=_sample_kb_report[0]).exists():
+        return _sample_kb_report[1]
+    report = documents_import(paths=[settings.KB_SAMPLE_DIR], embedder=get_embedder())
+    first = Document.objects.order_by("slug").values_list("slug", flat=True).first()
+    _sample_kb_report[:] = [first, report]
+    return report
+
+
+@pytest.fixture(scope="session")
+def _sample_kb_committed(django_db_setup, django_db_blocker):
+    """Import the sample knowledge base once, outside any test's transaction, so it is committed and every
+    test that needs it finds it (a session fixture is set up before the test's transaction begins)."""
     with django_db_blocker.unblock():
-        if _sample_kb_report and Document.objects.filter(slug=_sample_kb_report[0]).exists():
-            return _sample_kb_report[1]
-        report = documents_import(paths=[settings.KB_SAMPLE_DIR], embedder=get_embedder())
-        first = Document.objects.order_by("slug").values_list("slug", flat=True).first()
-        _sample_kb_report[:] = [first, report]
-        return report
+        return _sample_kb_present_or_imported()
+
+
+@pytest.fixture
+def sample_kb(_sample_kb_committed, django_db_blocker):
+    """The sample knowledge base in the test database: committed once per session, and imported again only
+    after a transactional test (which empties every table when it ends) removed it. pytest-django runs the
+    transactional tests last, so that is rare; unchanged files are skipped."""
+    with django_db_blocker.unblock():
+        return _sample_kb_present_or_imported()
 
 
 _sample_kb_report: list = []

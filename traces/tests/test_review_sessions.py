@@ -125,7 +125,7 @@ def test_the_review_page_has_single_key_shortcuts_and_keeps_the_access_keys(clie
     session = services.review_session_create(name="keys", window_start=start, window_end=end, size=3, seed=7)
     client.force_login(make_staff("ana", "analyst"))
     html = client.get(reverse("traces:review", args=[session.pk, 2])).content.decode()
-    assert '<script src="/static/js/review.js" defer></script>' in html
+    assert '<script src="/static/js/shortcuts.js" defer></script>' in html
     assert 'accesskey="n" data-shortcut="n" rel="next"' in html and 'accesskey="p" data-shortcut="p" rel="prev"' in html
     assert 'value="pass" accesskey="s" data-shortcut="s" data-shortcut-submit' in html
     assert 'value="fail" accesskey="f" data-shortcut="f" data-shortcut-focus="first_failure"' in html
@@ -133,5 +133,5 @@ def test_the_review_page_has_single_key_shortcuts_and_keeps_the_access_keys(clie
     assert 'accesskey="w"' in html
     first = client.get(reverse("traces:review", args=[session.pk, 1])).content.decode()
     assert 'data-shortcut="n"' in first and 'data-shortcut="p"' not in first
-    script = (Path(settings.BASE_DIR) / "static" / "js" / "review.js").read_text()
+    script = (Path(settings.BASE_DIR) / "static" / "js" / "shortcuts.js").read_text()
     assert "data-shortcut" in script and "isContentEditable" in script and "http" not in script
