@@ -1,6 +1,7 @@
 """One Trace row per bot turn — answered, escalated or silenced — with everything needed to review it."""
 
 from django.conf import settings
+from django.contrib.postgres.fields import ArrayField
 from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchVectorField
 from django.db import models
@@ -293,3 +294,56 @@ class Configuration(models.Model):
 
     def parts(self) -> ConfigurationParts:
         return ConfigurationParts(**{name: getattr(self, name) for name in ConfigurationParts.__dataclass_fields__})
+
+
+class HourlyRollup(models.Model):
+    """The turns of one hour counted per channel × language × route × outcome × reason × configuration × agent.
+
+    Written only by traces/rollups.py (delete and insert per hour, in one transaction), read by the dashboard
+    for every hour but the current one. Latencies and reply waits are fixed-bucket histograms over the edges
+    in traces/rollup_stats.py, so percentiles merge across hours. Verified-wrong marks, complaints and first
+    replies count in the hour of the turn they are about, whenever they were made.
+    """
+
+    hour = models.DateTimeField(help_text="Start of the hour (UTC).")
+    channel = models.CharField(max_length=20)
+    language = models.CharField(max_length=2)
+    route = models.CharField(max_length=20)
+    outcome = models.CharField(max_length=10)
+    escalation_reason = models.CharField(max_length=40)
+    configuration = models.ForeignKey(Configuration, null=True, on_delete=models.DO_NOTHING, db_constraint=False,
+                                      related_name="+")
+    agent = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.DO_NOTHING,
+                              db_constraint=False, related_name="+",
+                              help_text="Who wrote the first reply after the turn's escalation (none yet: null).")
+    turns = models.PositiveIntegerField()
+    answered = models.PositiveIntegerField()
+    escalated = models.PositiveIntegerField()
+    silenced = models.PositiveIntegerField()
+    clarify = models.PositiveIntegerField()
+    verified_wrong = models.PositiveIntegerField()
+    complaints = models.PositiveIntegerField(help_text="Turns whose answer has a confirmed complaint.")
+    suspected_complaints = models.PositiveIntegerField(help_text="Suspected only (no confirmed one).")
+    tokens_in = models.BigIntegerField()
+    tokens_out = models.BigIntegerField()
+    latency_hist = ArrayField(models.IntegerField(), help_text="Whole-turn latency, over LATENCY_EDGES_MS.")
+    stage_latency_hist = models.JSONField(help_text="{stage: counts over LATENCY_EDGES_MS}.")
+    first_reply_hist = ArrayField(models.IntegerField(), help_text="Escalation to first human reply, REPLY_EDGES_S.")
+
+    class Meta:
+        indexes = [models.Index(fields=["hour"], name="rollup_hour"),
+                   models.Index(fields=["agent", "hour"], name="rollup_agent_hour",
+                                condition=models.Q(agent__isnull=False))]
+
+    def __str__(self):
+        return f"rollup {self.hour:%Y-%m-%d %H}:00 {self.outcome} ×{self.turns}"
+
+
+class RolledHour(models.Model):
+    """An hour whose rollup rows are written (an hour without turns has a RolledHour and no HourlyRollup)."""
+
+    hour = models.DateTimeField(primary_key=True)
+    rolled_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["-hour"]
