@@ -324,6 +324,7 @@ class HourlyRollup(models.Model):
     verified_wrong = models.PositiveIntegerField()
     complaints = models.PositiveIntegerField(help_text="Turns whose answer has a confirmed complaint.")
     suspected_complaints = models.PositiveIntegerField(help_text="Suspected only (no confirmed one).")
+    flagged = models.PositiveIntegerField(help_text="Verified wrong or confirmed complaint (each turn once).")
     tokens_in = models.BigIntegerField()
     tokens_out = models.BigIntegerField()
     latency_hist = ArrayField(models.IntegerField(), help_text="Whole-turn latency, over LATENCY_EDGES_MS.")

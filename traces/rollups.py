@@ -28,7 +28,7 @@ MARKS_WINDOW = dt.timedelta(hours=2)  # marks made this recently re-roll their t
 
 COLUMNS = ["hour", "channel", "language", "route", "outcome", "escalation_reason", "configuration_id", "agent_id",
            "turns", "answered", "escalated", "silenced", "clarify", "verified_wrong", "complaints",
-           "suspected_complaints", "tokens_in", "tokens_out", "latency_hist", "stage_latency_hist",
+           "suspected_complaints", "flagged", "tokens_in", "tokens_out", "latency_hist", "stage_latency_hist",
            "first_reply_hist"]
 GROUP = COLUMNS[:8]
 
@@ -105,6 +105,7 @@ def rollup_select_sql() -> str:
                count(*) FILTER (WHERE is_wrong) AS verified_wrong,
                count(*) FILTER (WHERE is_complaint) AS complaints,
                count(*) FILTER (WHERE is_suspected AND NOT is_complaint) AS suspected_complaints,
+               count(*) FILTER (WHERE is_wrong OR is_complaint) AS flagged,
                sum(tokens_in)::bigint AS tokens_in, sum(tokens_out)::bigint AS tokens_out,
                {_counts('b_total', LATENCY_EDGES_MS)} AS latency_hist,
                {stage_hist} AS stage_latency_hist,

@@ -44,6 +44,7 @@ def direct_counts(start, end) -> Counter:
         counts[key, "verified_wrong"] += bool(trace.reply and trace.reply.verified_wrong_at)
         counts[key, "complaints"] += trace.reply_id in confirmed
         counts[key, "suspected_complaints"] += trace.reply_id in suspected and trace.reply_id not in confirmed
+        counts[key, "flagged"] += bool(trace.reply and trace.reply.verified_wrong_at) or trace.reply_id in confirmed
         counts[key, "tokens_in"] += trace.token_usage["prompt_tokens"]
     return +counts
 
@@ -53,7 +54,7 @@ def rolled_counts(start, end) -> Counter:
     for row in HourlyRollup.objects.filter(hour__gte=start, hour__lt=end):
         key = tuple(getattr(row, name) for name in DIMENSIONS)
         for measure in ("turns", "answered", "escalated", "silenced", "clarify", "verified_wrong", "complaints",
-                        "suspected_complaints", "tokens_in"):
+                        "suspected_complaints", "flagged", "tokens_in"):
             counts[key, measure] += getattr(row, measure)
     return +counts
 

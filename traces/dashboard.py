@@ -1,0 +1,228 @@
+"""Reads of the dashboard: every number from the hourly rollups, plus the hours not rolled yet read live.
+
+`DashboardQuery` says which days and which slice (channel, language, route; an agent's own escalations).
+Each read runs on one source: the rollup rows of the range's rolled hours UNION ALL the rollup SELECT of
+traces/rollups.py over the hours after the last rolled one (the current hour, at most LIVE_MAX_HOURS), so
+no read scans the traces table beyond those few hours.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+
+from django.conf import settings
+from django.db import connection
+from django.utils import timezone
+
+from desk.models import Escalation
+from traces.fingerprint import differences
+from traces.models import Configuration, HourlyRollup
+from traces.rollup_stats import LATENCY_EDGES_MS, REPLY_EDGES_S, STAGES, Percentile, percentile
+from traces.rollups import COLUMNS, HOUR, hour_floor, last_rolled_hour, rollup_select_sql
+
+LIVE_MAX_HOURS = 3
+
+
+@dataclass(frozen=True)
+class DashboardQuery:
+    first_day: dt.date
+    last_day: dt.date  # included
+    channel: str = ""
+    language: str = ""
+    route: str = ""
+    agent_id: int | None = None  # an agent sees only the escalations they handled
+
+    @property
+    def days(self) -> list[dt.date]:
+        return [self.first_day + dt.timedelta(days=i) for i in range((self.last_day - self.first_day).days + 1)]
+
+    def start(self) -> dt.datetime:
+        return timezone.make_aware(dt.datetime.combine(self.first_day, dt.time.min))
+
+    def end(self) -> dt.datetime:
+        return timezone.make_aware(dt.datetime.combine(self.last_day + dt.timedelta(days=1), dt.time.min))
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """Which part of the range came from rollups and which was read live; hours that are neither."""
+
+    live_from: dt.datetime
+    missing_from: dt.datetime | None  # unrolled hours older than the live window (the beat is behind)
+    missing_until: dt.datetime | None
+
+
+class Source:
+    """The rows of one query (rolled + live), as a SQL CTE named `src`, and the reads on it."""
+
+    def __init__(self, query: DashboardQuery, *, now: dt.datetime):
+        self.query = query
+        self.now = now
+        start, end = query.start(), query.end()
+        last = last_rolled_hour()
+        floor = hour_floor(now) - (LIVE_MAX_HOURS - 1) * HOUR
+        live_from = max(floor, last + HOUR) if last else floor
+        gap_from = last + HOUR if last else start
+        missing = gap_from < floor and start < floor and end > gap_from
+        self.coverage = Coverage(live_from=live_from, missing_from=max(start, gap_from) if missing else None,
+                                 missing_until=min(end, floor) if missing else None)
+        filters, self.params = ["TRUE"], {
+            "r_start": start, "r_end": min(end, live_from), "start": max(start, live_from),
+            "end": end if end > live_from else live_from}
+        for name in ("channel", "language", "route"):
+            if getattr(query, name):
+                filters.append(f"{name} = %({name})s")
+                self.params[name] = getattr(query, name)
+        if query.agent_id is not None:
+            filters.append("agent_id = %(agent)s")
+            self.params["agent"] = query.agent_id
+        columns = ", ".join(COLUMNS)
+        self.cte = f"""WITH src AS (
+            SELECT * FROM (
+                (SELECT {columns} FROM {HourlyRollup._meta.db_table} WHERE hour >= %(r_start)s AND hour < %(r_end)s)
+                UNION ALL
+                ({rollup_select_sql()})
+            ) rows WHERE {' AND '.join(filters)})"""  # noqa: S608 - constants; values are bound
+
+    def rows(self, body: str, extra: dict | None = None) -> list[tuple]:
+        with connection.cursor() as cursor:
+            cursor.execute(f"{self.cte} {body}", {**self.params, "tz": settings.TIME_ZONE, **(extra or {})})
+            return cursor.fetchall()
+
+    def histogram(self, column: str, edges, where: str = "TRUE") -> list[int]:
+        counts = self.rows(f"SELECT n - 1, sum(v) FROM src, unnest(src.{column}) WITH ORDINALITY u(v, n) "
+                           f"WHERE {where} GROUP BY n")
+        merged = [0] * (len(edges) + 1)
+        for index, total in counts:
+            merged[index] = int(total)
+        return merged
+
+
+DAY = "((hour AT TIME ZONE %(tz)s)::date)"
+
+
+@dataclass
+class DayTotals:
+    day: dt.date
+    turns: int = 0
+    answered: int = 0
+    escalated: int = 0
+    silenced: int = 0
+    clarify: int = 0
+    verified_wrong: int = 0
+    complaints: int = 0
+    suspected_complaints: int = 0
+    flagged: int = 0
+
+    @property
+    def handled(self) -> int:
+        """Turns the bot handled: all but the silenced ones (a person held the conversation)."""
+        return self.turns - self.silenced
+
+
+MEASURES = ("turns", "answered", "escalated", "silenced", "clarify", "verified_wrong", "complaints",
+            "suspected_complaints", "flagged")
+
+
+def per_day(source: Source) -> list[DayTotals]:
+    """Return the day-by-day counts of the range (every day, zero when nothing happened)."""
+    sums = ", ".join(f"sum({m})" for m in MEASURES)
+    found = {row[0]: row[1:] for row in source.rows(f"SELECT {DAY} AS day, {sums} FROM src GROUP BY 1")}
+    return [DayTotals(day, *(int(v) for v in found[day])) if day in found else DayTotals(day)
+            for day in source.query.days]
+
+
+def escalations_per_reason_day(source: Source) -> dict[tuple[dt.date, str], int]:
+    return {(day, reason): int(n) for day, reason, n in source.rows(
+        f"SELECT {DAY}, escalation_reason, sum(escalated) FROM src WHERE escalated > 0 GROUP BY 1, 2")}
+
+
+@dataclass(frozen=True)
+class RouteCount:
+    route: str
+    turns: int
+    answered: int
+
+
+def per_route(source: Source) -> list[RouteCount]:
+    return [RouteCount(route, int(turns), int(answered)) for route, turns, answered in source.rows(
+        "SELECT route, sum(turns), sum(answered) FROM src GROUP BY route ORDER BY 2 DESC, 1")]
+
+
+def per_agent(source: Source) -> list[tuple[int, int, list[int]]]:
+    """Return (agent id, escalations handled, first-reply histogram) per agent, most handled first."""
+    rows = source.rows("SELECT agent_id, sum(escalated) FROM src WHERE agent_id IS NOT NULL "
+                       "GROUP BY agent_id ORDER BY 2 DESC, 1")
+    return [(agent, int(n), source.histogram("first_reply_hist", REPLY_EDGES_S,
+                                             where=f"agent_id = {int(agent)}")) for agent, n in rows]
+
+
+def stage_histograms(source: Source) -> dict[str, list[int]]:
+    """Return the latency histogram of each stage over the range (stages no turn went through left out)."""
+    merged: dict[str, list[int]] = {}
+    for stage, index, total in source.rows(
+            "SELECT s.key, a.n - 1, sum(a.v::bigint) FROM src, jsonb_each(src.stage_latency_hist) s, "
+            "jsonb_array_elements_text(s.value) WITH ORDINALITY a(v, n) GROUP BY 1, 2"):
+        merged.setdefault(stage, [0] * (len(LATENCY_EDGES_MS) + 1))[index] = int(total)
+    return {stage: merged[stage] for stage in STAGES if stage in merged and sum(merged[stage])}
+
+
+def tokens(source: Source) -> tuple[int, int]:
+    [(tokens_in, tokens_out)] = source.rows("SELECT coalesce(sum(tokens_in), 0), coalesce(sum(tokens_out), 0) "
+                                            "FROM src")
+    return int(tokens_in), int(tokens_out)
+
+
+@dataclass(frozen=True)
+class ConfigurationTotals:
+    fingerprint: str
+    handled: int
+    escalated: int
+    flagged: int
+
+
+def per_configuration(source: Source, fingerprints: list[str]) -> dict[str, ConfigurationTotals]:
+    rows = source.rows("SELECT configuration_id, sum(turns) - sum(silenced), sum(escalated), sum(flagged) FROM src "
+                       "WHERE configuration_id = ANY(%(fps)s) GROUP BY 1", {"fps": fingerprints})
+    return {fp: ConfigurationTotals(fp, int(h), int(e), int(f)) for fp, h, e, f in rows}
+
+
+@dataclass(frozen=True)
+class ChangeMark:
+    day: dt.date
+    configuration: Configuration
+    changes: list[str] = field(default_factory=list)
+
+    @property
+    def text(self) -> str:
+        return "; ".join(self.changes) or "First configuration recorded"
+
+
+def change_marks(query: DashboardQuery) -> list[ChangeMark]:
+    """Return where a configuration first ran during the range, with the parts it changed from the one before.
+
+    Read off traces.Configuration (a handful of rows, `first_seen_at` set when the first turn ran under it).
+    """
+    configurations = list(Configuration.objects.order_by("first_seen_at", "fingerprint"))
+    start, end = query.start(), query.end()
+    marks, previous = [], None
+    for configuration in configurations:
+        if start <= configuration.first_seen_at < end:
+            changes = [] if previous is None else [
+                f"{d.part.label}: {d.before} → {d.after}" for d in differences(previous.parts(), configuration.parts())]
+            marks.append(ChangeMark(timezone.localdate(configuration.first_seen_at), configuration, changes))
+        previous = configuration
+    return marks
+
+
+def queue_age(*, now: dt.datetime) -> dt.timedelta | None:
+    """Return how long the oldest escalation nobody has taken yet has waited (None: the queue is empty)."""
+    oldest = (Escalation.objects.filter(status=Escalation.Status.OPEN).order_by("created_at")
+              .values_list("created_at", flat=True).first())
+    return now - oldest if oldest else None
+
+
+def reply_percentiles(counts: list[int]) -> tuple[Percentile, Percentile]:
+    return percentile(counts, REPLY_EDGES_S, 0.5), percentile(counts, REPLY_EDGES_S, 0.9)
+
