@@ -131,10 +131,12 @@ def build(request: Request, *, scope: str, now: dt.datetime) -> dict:
     source = dashboard.Source(query, now=now)
     days = query.days
     day_names = [d.isoformat() for d in days]
-    totals = dashboard.per_day(source)
+    counted = dashboard.counts(source)
+    merged = dashboard.histograms(source)
+    totals = counted.days
     csv_rows: list[tuple] = []
     context = {"coverage": source.coverage, "days": totals, "scope": scope}
-    reply_hist = source.histogram("first_reply_hist", dashboard.REPLY_EDGES_S)
+    reply_hist = merged.first_reply
     p50, p90 = dashboard.reply_percentiles(reply_hist)
     age = dashboard.queue_age(now=now)
     context["operations"] = {"reply_p50": p50.text("min", scale=60, places=1),
@@ -178,7 +180,7 @@ def build(request: Request, *, scope: str, now: dt.datetime) -> dict:
             csv_rows.append(("dial", d.day.isoformat(), measure, getattr(d, measure)))
 
     # Escalations per reason per day, stacked.
-    per_reason = dashboard.escalations_per_reason_day(source)
+    per_reason = counted.per_reason_day
     reasons = sorted({reason for _, reason in per_reason},
                      key=lambda r: (-sum(n for (_, rr), n in per_reason.items() if rr == r), r))
     keys = [(r, labels.label(REASON_LABELS, r)) for r in reasons]
@@ -212,7 +214,7 @@ def build(request: Request, *, scope: str, now: dt.datetime) -> dict:
                                                  whole.silenced))]
     csv_rows += [("shares", "", code, n) for code, n in (("answered", whole.answered), ("escalated", whole.escalated),
                                                           ("clarify", whole.clarify), ("silenced", whole.silenced))]
-    routes = dashboard.per_route(source)
+    routes = counted.routes
     context["routes"] = [(r.route, labels.label(labels.ROUTE_LABELS, r.route), r.turns, r.answered,
                           _rate(r.answered, r.turns)) for r in routes]
     csv_rows += [("routes", "", r.route or "-", r.answered) for r in routes]
@@ -228,16 +230,15 @@ def build(request: Request, *, scope: str, now: dt.datetime) -> dict:
         csv_rows.append(("agents", users.get(agent, str(agent)), "escalations_handled", handled))
     context["agents"] = agents
     stages = []
-    for stage, hist in dashboard.stage_histograms(source).items():
+    for stage, hist in merged.stages.items():
         p95 = percentile(hist, LATENCY_EDGES_MS, 0.95)
         stages.append((stage, labels.TURN_STAGE_LABELS.get(stage, stage), p95.text("ms"), sum(hist)))
         csv_rows.append(("stage_latency", "", f"{stage}_p95_ms", p95.value))
-    total_hist = source.histogram("latency_hist", LATENCY_EDGES_MS)
-    turn_p95 = percentile(total_hist, LATENCY_EDGES_MS, 0.95)
+    turn_p95 = percentile(merged.latency, LATENCY_EDGES_MS, 0.95)
     context["stages"] = stages
     context["turn_p95"] = turn_p95.text("ms")
     csv_rows.append(("stage_latency", "", "turn_p95_ms", turn_p95.value))
-    tokens_in, tokens_out = dashboard.tokens(source)
+    tokens_in, tokens_out = merged.tokens_in, merged.tokens_out
     price = settings.DASHBOARD_PRICE_PER_1K_TOKENS
     cost = (tokens_in + tokens_out) / 1000 * price
     context["tokens"] = {"in": tokens_in, "out": tokens_out, "price": price, "cost": f"{cost:,.2f}",

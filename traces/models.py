@@ -328,7 +328,10 @@ class HourlyRollup(models.Model):
     tokens_in = models.BigIntegerField()
     tokens_out = models.BigIntegerField()
     latency_hist = ArrayField(models.IntegerField(), help_text="Whole-turn latency, over LATENCY_EDGES_MS.")
-    stage_latency_hist = models.JSONField(help_text="{stage: counts over LATENCY_EDGES_MS}.")
+    # One flat array (STAGES one after another) rather than a JSON object: summed by subscript in one pass, the
+    # 30-day merge of 250 buckets costs what 250 integer sums cost, where unnesting JSON cost 0.6 s at 17k rows.
+    stage_latency_hist = ArrayField(models.IntegerField(),
+                                    help_text="Per stage (STAGES in order), counts over LATENCY_EDGES_MS.")
     first_reply_hist = ArrayField(models.IntegerField(), help_text="Escalation to first human reply, REPLY_EDGES_S.")
 
     class Meta:

@@ -29,6 +29,14 @@ STAGES: tuple[str, ...] = ("gate", "route", "identify", "billing", "retrieve", "
                            "humanize", "send")
 
 
+def stage_histograms(flat: Sequence[int], edges: Sequence[float] = LATENCY_EDGES_MS) -> dict[str, list[int]]:
+    """Split a rollup's stage latencies — one array, STAGES one after another, each over `edges` — by stage."""
+    width = len(edges) + 1
+    if len(flat) != width * len(STAGES):
+        raise ValueError(f"{len(flat)} counts are not {len(STAGES)} stages of {width} buckets")
+    return {stage: list(flat[i * width:(i + 1) * width]) for i, stage in enumerate(STAGES)}
+
+
 def bucket_of(value: float, edges: Sequence[float]) -> int:
     """Return the bucket index of one value (PostgreSQL's width_bucket over the same edges)."""
     return bisect_right(edges, value)

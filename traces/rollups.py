@@ -62,8 +62,7 @@ def rollup_select_sql() -> str:
     stage_columns = ", ".join(f"width_bucket(st.{stage}, {_edges(LATENCY_EDGES_MS)}) AS b_{stage}"
                               for stage in STAGES)
     stage_sums = ", ".join(f"sum(v) FILTER (WHERE s = '{stage}') AS {stage}" for stage in STAGES)
-    stage_hist = "jsonb_build_object(" + ", ".join(
-        f"'{stage}', to_jsonb({_counts('b_' + stage, LATENCY_EDGES_MS)})" for stage in STAGES) + ")"
+    stage_hist = " || ".join(_counts("b_" + stage, LATENCY_EDGES_MS) for stage in STAGES)
     usage = "t.token_usage"
     return f"""
         WITH turn AS (
@@ -108,7 +107,7 @@ def rollup_select_sql() -> str:
                count(*) FILTER (WHERE is_wrong OR is_complaint) AS flagged,
                sum(tokens_in)::bigint AS tokens_in, sum(tokens_out)::bigint AS tokens_out,
                {_counts('b_total', LATENCY_EDGES_MS)} AS latency_hist,
-               {stage_hist} AS stage_latency_hist,
+               ({stage_hist}) AS stage_latency_hist,
                {_counts('b_reply', REPLY_EDGES_S)} AS first_reply_hist
         FROM turn
         GROUP BY {", ".join(GROUP)}

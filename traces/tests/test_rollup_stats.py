@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from traces.rollup_stats import (
     LATENCY_EDGES_MS,
+    STAGES,
     Percentile,
     Proportion,
     bucket_of,
@@ -15,6 +16,7 @@ from traces.rollup_stats import (
     histogram,
     merge,
     percentile,
+    stage_histograms,
 )
 
 EDGES = (10, 20, 50)
@@ -81,3 +83,14 @@ def test_interval_near_zero_stays_in_range_and_includes_no_change_when_counts_ar
 
 def test_no_interval_without_trials():
     assert difference_interval(Proportion(0, 0), Proportion(3, 10)) is None
+
+
+def test_the_flat_stage_array_splits_into_one_histogram_per_stage():
+    width = len(LATENCY_EDGES_MS) + 1
+    flat = [0] * (width * len(STAGES))
+    flat[width * STAGES.index("write") + bucket_of(700, LATENCY_EDGES_MS)] = 3
+    split = stage_histograms(flat)
+    assert list(split) == list(STAGES) and sum(split["write"]) == 3 and sum(split["gate"]) == 0
+    assert percentile(split["write"], LATENCY_EDGES_MS, 0.5).value == pytest.approx(625.0)  # in 500–750
+    with pytest.raises(ValueError):
+        stage_histograms(flat[:-1])

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from desk.models import ComplaintSignal, Message
 from traces.models import HourlyRollup, RolledHour, Trace
-from traces.rollup_stats import LATENCY_EDGES_MS, REPLY_EDGES_S, histogram, merge
+from traces.rollup_stats import LATENCY_EDGES_MS, REPLY_EDGES_S, histogram, merge, stage_histograms
 from traces.rollups import hour_floor, rollups_rebuild, rollups_roll_recent
 from traces.tests.turns import CONFIG_A, CONFIG_B, random_turns, turn
 
@@ -75,7 +75,7 @@ def test_rollups_equal_a_direct_count_over_the_traces_for_any_range(traffic, fir
 def test_rebuilding_twice_gives_the_same_rows(traffic):
     def snapshot():
         return sorted((r.hour, *(getattr(r, n) for n in DIMENSIONS), r.agent_id, r.turns, r.verified_wrong,
-                       tuple(r.latency_hist), tuple(r.first_reply_hist), str(sorted(r.stage_latency_hist.items())))
+                       tuple(r.latency_hist), tuple(r.first_reply_hist), tuple(r.stage_latency_hist))
                       for r in HourlyRollup.objects.all())
 
     first = rollups_rebuild(start=START, end=START + dt.timedelta(hours=12), now=NOW)
@@ -92,8 +92,10 @@ def test_stage_latencies_fold_rewrites_and_first_replies_name_the_agent(make_sta
     turn(when=at, outcome="escalated", reason="TOOL_ERROR", agent=agent, reply_after=dt.timedelta(minutes=7))
     rollups_rebuild(start=START, end=START + dt.timedelta(hours=1), now=NOW)
     answered = HourlyRollup.objects.get(outcome="answered")
-    assert answered.stage_latency_hist["write"] == histogram([700.0], LATENCY_EDGES_MS)  # write_1 + write_2
-    assert sum(answered.stage_latency_hist["verify"]) == 0  # a value that is not a number is left out
+    stages = stage_histograms(answered.stage_latency_hist)
+    assert stages["write"] == histogram([700.0], LATENCY_EDGES_MS)  # write_1 + write_2
+    assert stages["gate"] == histogram([2.0], LATENCY_EDGES_MS)
+    assert sum(stages["verify"]) == 0  # a value that is not a number is left out
     escalated = HourlyRollup.objects.get(outcome="escalated")
     assert escalated.agent_id == agent.pk and escalated.escalation_reason == "TOOL_ERROR"
     assert escalated.first_reply_hist == histogram([420.0], REPLY_EDGES_S)
