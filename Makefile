@@ -47,6 +47,7 @@ demo: migrate
 	$(BIN)/python manage.py demo_users
 	$(BIN)/python manage.py canned_replies_seed
 	$(BIN)/python manage.py demo_conversations
+	$(BIN)/python manage.py demo_dashboard
 	@echo "TraceDesk is at http://$(HOST):$(PORT)/  (web chat: http://$(HOST):$(PORT)/chat/)"
 	$(BIN)/python manage.py runserver $(HOST):$(PORT)
 
