@@ -103,6 +103,7 @@ bench: install-dev
 	$(BIN)/python bench/webhook.py
 	$(BIN)/python bench/turn.py
 	$(BIN)/python bench/traces.py
+	$(BIN)/python bench/dashboard.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .coverage
