@@ -17,7 +17,7 @@ from django.utils import timezone
 
 from desk.models import Escalation
 from traces.fingerprint import differences
-from traces.models import Configuration, HourlyRollup
+from traces.models import Configuration, DailyRollup, HourlyRollup
 from traces.rollup_stats import (
     LATENCY_EDGES_MS,
     REPLY_EDGES_S,
@@ -26,7 +26,7 @@ from traces.rollup_stats import (
     percentile,
     stage_histograms,
 )
-from traces.rollups import COLUMNS, HOUR, hour_floor, last_rolled_hour, rollup_select_sql
+from traces.rollups import COLUMNS, HOUR, day_floor, hour_floor, last_rolled_hour, rollup_select_sql
 
 LIVE_MAX_HOURS = 3
 READ_MARK = "-- the dashboard's read of src:"  # where a query's own part starts (bench/dashboard.py times them)
@@ -70,8 +70,9 @@ def _sums(column: str, length: int) -> str:
 
 
 class Source:
-    """The rows of one query as a SQL CTE named `src`: the rolled hours of the range from the rollup table, the
-    hours after the last rolled one computed once from the traces into a temporary table."""
+    """The rows of one query as a SQL CTE named `src`: whole rolled days from DailyRollup, the rolled hours of
+    the day not complete yet from HourlyRollup, and the hours after the last rolled one computed once from the
+    traces into a temporary table."""
 
     def __init__(self, query: DashboardQuery, *, now: dt.datetime):
         self.query = query
@@ -84,7 +85,10 @@ class Source:
         missing = gap_from < floor and start < floor and end > gap_from
         self.coverage = Coverage(live_from=live_from, missing_from=max(start, gap_from) if missing else None,
                                  missing_until=min(end, floor) if missing else None)
-        filters, self.params = ["TRUE"], {"r_start": start, "r_end": min(end, live_from)}
+        whole_days_end = day_floor(live_from)  # every day before the one holding live_from is rolled whole
+        filters, self.params = ["TRUE"], {
+            "d_start": start, "d_end": min(end, whole_days_end),
+            "r_start": max(start, whole_days_end), "r_end": min(end, live_from)}
         for name in ("channel", "language", "route"):
             if getattr(query, name):
                 filters.append(f"{name} = %({name})s")
@@ -98,7 +102,11 @@ class Source:
             cursor.execute(f"CREATE TEMPORARY TABLE {LIVE_TABLE} AS {rollup_select_sql()}",
                            {"start": max(start, live_from), "end": max(end, live_from)})
         columns, where = ", ".join(COLUMNS), " AND ".join(filters)
+        day_columns = columns.replace("hour,", "day_start AS hour,", 1)
         self.cte = f"""WITH src AS MATERIALIZED (
+            SELECT {day_columns} FROM {DailyRollup._meta.db_table}
+            WHERE day_start >= %(d_start)s AND day_start < %(d_end)s AND {where}
+            UNION ALL
             SELECT {columns} FROM {HourlyRollup._meta.db_table}
             WHERE hour >= %(r_start)s AND hour < %(r_end)s AND {where}
             UNION ALL

@@ -296,16 +296,14 @@ class Configuration(models.Model):
         return ConfigurationParts(**{name: getattr(self, name) for name in ConfigurationParts.__dataclass_fields__})
 
 
-class HourlyRollup(models.Model):
-    """The turns of one hour counted per channel × language × route × outcome × reason × configuration × agent.
+class RollupRow(models.Model):
+    """The turns of one period counted per channel × language × route × outcome × reason × configuration × agent.
 
-    Written only by traces/rollups.py (delete and insert per hour, in one transaction), read by the dashboard
-    for every hour but the current one. Latencies and reply waits are fixed-bucket histograms over the edges
-    in traces/rollup_stats.py, so percentiles merge across hours. Verified-wrong marks, complaints and first
-    replies count in the hour of the turn they are about, whenever they were made.
+    Latencies and reply waits are fixed-bucket histograms over the edges in traces/rollup_stats.py, so
+    percentiles merge across periods. Verified-wrong marks, complaints and first replies count in the period of
+    the turn they are about, whenever they were made.
     """
 
-    hour = models.DateTimeField(help_text="Start of the hour (UTC).")
     channel = models.CharField(max_length=20)
     language = models.CharField(max_length=2)
     route = models.CharField(max_length=20)
@@ -335,12 +333,36 @@ class HourlyRollup(models.Model):
     first_reply_hist = ArrayField(models.IntegerField(), help_text="Escalation to first human reply, REPLY_EDGES_S.")
 
     class Meta:
-        indexes = [models.Index(fields=["hour"], name="rollup_hour"),
-                   models.Index(fields=["agent", "hour"], name="rollup_agent_hour",
-                                condition=models.Q(agent__isnull=False))]
+        abstract = True
+
+
+class HourlyRollup(RollupRow):
+    """One hour's rollup rows. Written only by traces/rollups.py (delete and insert per range of hours, in one
+    transaction); the dashboard reads them for the hours of a day not complete yet."""
+
+    hour = models.DateTimeField(help_text="Start of the hour (UTC).")
+
+    class Meta:
+        indexes = [models.Index(fields=["hour"], name="rollup_hour")]
 
     def __str__(self):
         return f"rollup {self.hour:%Y-%m-%d %H}:00 {self.outcome} ×{self.turns}"
+
+
+class DailyRollup(RollupRow):
+    """One local day's rollup rows (TIME_ZONE), summed from its hours whenever one of them is rolled.
+
+    What the dashboard reads for whole days: about ten times fewer rows than the hours hold (a dimension
+    tuple seen in several hours of a day is one row), so a 30-day page sums thousands of rows, not ~100,000.
+    """
+
+    day_start = models.DateTimeField(help_text="The local midnight the day starts at.")
+
+    class Meta:
+        indexes = [models.Index(fields=["day_start"], name="rollup_day")]
+
+    def __str__(self):
+        return f"daily rollup {self.day_start:%Y-%m-%d} {self.outcome} ×{self.turns}"
 
 
 class RolledHour(models.Model):

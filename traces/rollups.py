@@ -18,7 +18,9 @@ from dataclasses import dataclass
 from django.db import connection, transaction
 from django.utils import timezone
 
-from traces.models import HourlyRollup, RolledHour
+from django.conf import settings
+
+from traces.models import DailyRollup, HourlyRollup, RolledHour
 from traces.rollup_stats import LATENCY_EDGES_MS, REPLY_EDGES_S, STAGES
 
 HOUR = dt.timedelta(hours=1)
@@ -31,6 +33,16 @@ COLUMNS = ["hour", "channel", "language", "route", "outcome", "escalation_reason
            "suspected_complaints", "flagged", "tokens_in", "tokens_out", "latency_hist", "stage_latency_hist",
            "first_reply_hist"]
 GROUP = COLUMNS[:8]
+COUNTS = COLUMNS[8:19]  # the counts and the tokens: summed
+HISTOGRAMS = {"latency_hist": len(LATENCY_EDGES_MS) + 1,  # int[] columns and their lengths: summed bucket-wise
+              "stage_latency_hist": (len(LATENCY_EDGES_MS) + 1) * len(STAGES),
+              "first_reply_hist": len(REPLY_EDGES_S) + 1}
+
+
+def day_floor(moment: dt.datetime) -> dt.datetime:
+    """Return the local midnight (TIME_ZONE) that starts the day holding `moment`."""
+    local = timezone.localtime(moment)
+    return timezone.make_aware(dt.datetime.combine(local.date(), dt.time.min))
 
 
 def hour_floor(moment: dt.datetime) -> dt.datetime:
@@ -150,6 +162,7 @@ def _rebuild_range(start: dt.datetime, end: dt.datetime, now: dt.datetime) -> in
         cursor.execute(f"INSERT INTO {table} ({', '.join(COLUMNS)}) {rollup_select_sql()}",  # noqa: S608
                        {"start": start, "end": end})
         inserted = cursor.rowcount
+    _rebuild_days(day_floor(start), end)
     hours = []
     at = start
     while at < end:
@@ -157,6 +170,30 @@ def _rebuild_range(start: dt.datetime, end: dt.datetime, now: dt.datetime) -> in
         at += HOUR
     RolledHour.objects.bulk_create(hours, update_conflicts=True, unique_fields=["hour"], update_fields=["rolled_at"])
     return inserted
+
+
+def array_sums(column: str, length: int) -> str:
+    """SQL of an int[] column summed bucket by bucket over a group (by subscript: no unnest)."""
+    return "ARRAY[" + ", ".join(f"coalesce(sum({column}[{i}]), 0)" for i in range(1, length + 1)) + "]::int[]"
+
+
+def _rebuild_days(start: dt.datetime, end: dt.datetime) -> None:
+    """Sum the hourly rows of the local days from `start` (a local midnight) through the day holding `end`
+    into DailyRollup. Call inside the transaction that wrote the hours, holding the rollup lock."""
+    daily, hourly = DailyRollup._meta.db_table, HourlyRollup._meta.db_table
+    last = day_floor(end - dt.timedelta(microseconds=1))
+    finish = timezone.make_aware(dt.datetime.combine(timezone.localtime(last).date() + dt.timedelta(days=1),
+                                                     dt.time.min))
+    dims = ", ".join(GROUP[1:])
+    sums = ", ".join(f"sum({c})" for c in COUNTS)
+    arrays = ", ".join(array_sums(c, n) for c, n in HISTOGRAMS.items())
+    with connection.cursor() as cursor:
+        cursor.execute(f"DELETE FROM {daily} WHERE day_start >= %s AND day_start < %s", [start, finish])  # noqa: S608
+        cursor.execute(f"""
+            INSERT INTO {daily} (day_start, {dims}, {', '.join(COUNTS)}, {', '.join(HISTOGRAMS)})
+            SELECT ((hour AT TIME ZONE %(tz)s)::date)::timestamp AT TIME ZONE %(tz)s, {dims}, {sums}, {arrays}
+            FROM {hourly} WHERE hour >= %(start)s AND hour < %(end)s
+            GROUP BY 1, {dims}""", {"tz": settings.TIME_ZONE, "start": start, "end": finish})  # noqa: S608
 
 
 def last_rolled_hour() -> dt.datetime | None:

@@ -3,16 +3,17 @@
 import datetime as dt
 import io
 import random
-from collections import Counter
+from collections import Counter, defaultdict
 
 import pytest
 from django.core.management import CommandError, call_command
 from django.db.models import Sum
+from django.utils import timezone
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from desk.models import ComplaintSignal, Message
-from traces.models import HourlyRollup, RolledHour, Trace
+from traces.models import DailyRollup, HourlyRollup, RolledHour, Trace
 from traces.rollup_stats import LATENCY_EDGES_MS, REPLY_EDGES_S, histogram, merge, stage_histograms
 from traces.rollups import hour_floor, rollups_rebuild, rollups_roll_recent
 from traces.tests.turns import CONFIG_A, CONFIG_B, random_turns, turn
@@ -137,3 +138,27 @@ def test_the_command_rebuilds_a_range_and_refuses_bad_dates():
         call_command("rollups_rebuild", "--since", "2026-13-45")
     with pytest.raises(CommandError, match="after"):
         call_command("rollups_rebuild", "--since", "2026-11-05", "--until", "2026-11-01")
+
+
+def test_daily_rows_sum_the_hours_of_each_local_day(traffic):
+    rollups_rebuild(start=START, end=START + dt.timedelta(hours=12), now=NOW)
+    # Rebuilding part of a day again re-sums the whole day, not just the hours rebuilt.
+    rollups_rebuild(start=START + dt.timedelta(hours=5), end=START + dt.timedelta(hours=6), now=NOW)
+    hourly, daily = Counter(), Counter()
+    hourly_latency, daily_latency = defaultdict(list), defaultdict(list)
+    for row in HourlyRollup.objects.all():
+        day = timezone.localdate(row.hour)
+        hourly[day, row.outcome, row.agent_id] += row.turns
+        hourly[day, "flagged"] += row.flagged
+        hourly_latency[day].append(row.stage_latency_hist)
+    for row in DailyRollup.objects.all():
+        day = timezone.localdate(row.day_start)
+        assert timezone.localtime(row.day_start).time() == dt.time.min
+        daily[day, row.outcome, row.agent_id] += row.turns
+        daily[day, "flagged"] += row.flagged
+        daily_latency[day].append(row.stage_latency_hist)
+    assert daily == hourly and len(daily_latency) == 2  # 00:00–12:00 UTC spans two days in Caracas
+    width = len(hourly_latency[day][0])
+    for day, rows in hourly_latency.items():
+        assert [sum(r[i] for r in rows) for i in range(width)] == [sum(r[i] for r in daily_latency[day])
+                                                                   for i in range(width)]
