@@ -241,7 +241,7 @@ def build(request: Request, *, scope: str, now: dt.datetime) -> dict:
     tokens_in, tokens_out = merged.tokens_in, merged.tokens_out
     price = settings.DASHBOARD_PRICE_PER_1K_TOKENS
     cost = (tokens_in + tokens_out) / 1000 * price
-    context["tokens"] = {"in": tokens_in, "out": tokens_out, "price": price, "cost": f"{cost:,.2f}",
+    context["tokens"] = {"in": f"{tokens_in:,}", "out": f"{tokens_out:,}", "price": price, "cost": f"{cost:,.2f}",
                          "currency": settings.DASHBOARD_CURRENCY}
     csv_rows += [("tokens", "", "tokens_in", tokens_in), ("tokens", "", "tokens_out", tokens_out),
                  ("tokens", "", "estimated_cost", round(cost, 4))]

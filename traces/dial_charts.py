@@ -84,7 +84,9 @@ def _day_x(days: Sequence[str]):
 
 def _x_labels(days: Sequence[str], xs) -> list[tuple[float, str]]:
     every = max(1, math.ceil(len(days) / 8))  # at most ~8 dates under the axis
-    return [(xs[day], day[5:]) for i, day in enumerate(days) if i % every == 0 or i == len(days) - 1]
+    # The last day is labelled too, unless it would sit on top of the label before it.
+    return [(xs[day], day[5:]) for i, day in enumerate(days)
+            if i % every == 0 or (i == len(days) - 1 and i % every > every // 2)]
 
 
 def rate_chart(days: Sequence[str], series: Sequence[tuple[str, Sequence[DayValue]]],

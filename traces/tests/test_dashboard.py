@@ -100,7 +100,7 @@ def test_shares_routes_operations_and_tokens(story, analyst, settings):
     operations = html[html.index('id="operations"'):html.index('id="compare"')]
     assert '<td data-label="Agent">beto</td><td data-label="Handled" class="num">6</td>' in operations
     assert '<td data-label="Agent">ana</td><td data-label="Handled" class="num">3</td>' in operations
-    assert "Writer tokens: 3000 prompt + 600 completion · estimated cost <strong>1.80 USD</strong>" in operations
+    assert "Writer tokens: 3,000 prompt + 600 completion · estimated cost <strong>1.80 USD</strong>" in operations
     assert 'title="write">' in operations and "Nobody is waiting" not in operations  # the live escalation waits
 
 
