@@ -136,6 +136,8 @@ class Message(models.Model):
                          name="desk_msg_verified_wrong"),
             # The minutely sweep for unanswered inbound messages reads the last day's inbound rows.
             models.Index(fields=["created_at"], condition=Q(direction="in"), name="desk_msg_inbound_created"),
+            # The dashboard's hourly rollup finds the escalations a person first answered in the last hours.
+            models.Index(fields=["created_at"], condition=Q(author="agent"), name="desk_msg_agent_created"),
         ]
 
     def __str__(self):
@@ -290,7 +292,9 @@ class ComplaintSignal(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["message", "source"], name="desk_complaint_once_per_source"),
         ]
-        indexes = [models.Index(fields=["certainty", "at"], name="desk_complaint_certainty_at")]
+        indexes = [models.Index(fields=["certainty", "at"], name="desk_complaint_certainty_at"),
+                   # The dashboard's hourly rollup re-rolls the turns complained about since its last run.
+                   models.Index(fields=["created_at"], name="desk_complaint_created")]
 
     def __str__(self):
         return f"{self.get_certainty_display()} on message {self.message_id} ({self.source})"

@@ -64,9 +64,9 @@ class Coverage:
 LIVE_TABLE = "dashboard_live_rollup"
 
 
-def _sums(column: str, length: int) -> str:
-    """SQL summing an int[] column bucket by bucket (subscripts: one pass, no unnest)."""
-    return ", ".join(f"coalesce(sum({column}[{i}]), 0)" for i in range(1, length + 1))
+def _ints(summed, length: int) -> list[int]:
+    """Return a histogram summed by pgvector (real[] from SQL, None over no rows) as whole counts."""
+    return [round(v) for v in summed] if summed is not None else [0] * length
 
 
 class Source:
@@ -96,10 +96,13 @@ class Source:
         if query.agent_id is not None:
             filters.append("agent_id = %(agent)s")
             self.params["agent"] = query.agent_id
-        # The live hours once per page (the rollup SELECT plans ~300 aggregates: once, not once per read).
+        # The live hours once per page (the rollup SELECT plans ~300 aggregates: once, not once per read), in
+        # the page's transaction: a pooler in transaction mode keeps every read on the connection that has it.
+        if not connection.in_atomic_block:
+            raise RuntimeError("Read the dashboard inside transaction.atomic(): its live hours are a temporary table.")
         with connection.cursor() as cursor:
             cursor.execute(f"DROP TABLE IF EXISTS {LIVE_TABLE}")
-            cursor.execute(f"CREATE TEMPORARY TABLE {LIVE_TABLE} AS {rollup_select_sql()}",
+            cursor.execute(f"CREATE TEMPORARY TABLE {LIVE_TABLE} ON COMMIT DROP AS {rollup_select_sql()}",
                            {"start": max(start, live_from), "end": max(end, live_from)})
         columns, where = ", ".join(COLUMNS), " AND ".join(filters)
         day_columns = columns.replace("hour,", "day_start AS hour,", 1)
@@ -190,23 +193,21 @@ class Histograms:
 
 def histograms(source: Source) -> Histograms:
     """Return the range's merged histograms (turn latency, first reply, each stage) and its tokens — one pass."""
-    latency, reply, stage = len(LATENCY_EDGES_MS) + 1, len(REPLY_EDGES_S) + 1, (len(LATENCY_EDGES_MS) + 1) * len(
-        STAGES)
-    [row] = source.rows(f"SELECT coalesce(sum(tokens_in), 0), coalesce(sum(tokens_out), 0), "
-                        f"{_sums('latency_hist', latency)}, {_sums('first_reply_hist', reply)}, "
-                        f"{_sums('stage_latency_hist', stage)} FROM src")
-    row = [int(v) for v in row]
-    split = stage_histograms(row[2 + latency + reply:])
-    return Histograms(latency=row[2:2 + latency], first_reply=row[2 + latency:2 + latency + reply],
+    latency, reply = len(LATENCY_EDGES_MS) + 1, len(REPLY_EDGES_S) + 1
+    [(tokens_in, tokens_out, latency_sum, reply_sum, stage_sum)] = source.rows(
+        "SELECT coalesce(sum(tokens_in), 0), coalesce(sum(tokens_out), 0), sum(latency_hist)::real[], "
+        "sum(first_reply_hist)::real[], sum(stage_latency_hist)::real[] FROM src")
+    split = stage_histograms(_ints(stage_sum, latency * len(STAGES)))
+    return Histograms(latency=_ints(latency_sum, latency), first_reply=_ints(reply_sum, reply),
                       stages={name: hist for name, hist in split.items() if sum(hist)},
-                      tokens_in=row[0], tokens_out=row[1])
+                      tokens_in=int(tokens_in), tokens_out=int(tokens_out))
 
 
 def per_agent(source: Source) -> list[tuple[int, int, list[int]]]:
     """Return (agent id, escalations handled, first-reply histogram) per agent, most handled first."""
-    rows = source.rows(f"SELECT agent_id, sum(escalated), {_sums('first_reply_hist', len(REPLY_EDGES_S) + 1)} "
+    rows = source.rows("SELECT agent_id, sum(escalated), sum(first_reply_hist)::real[] "
                        "FROM src WHERE agent_id IS NOT NULL GROUP BY agent_id ORDER BY 2 DESC, 1")
-    return [(agent, int(n), [int(v) for v in hist]) for agent, n, *hist in rows]
+    return [(agent, int(n), _ints(hist, len(REPLY_EDGES_S) + 1)) for agent, n, hist in rows]
 
 
 @dataclass(frozen=True)

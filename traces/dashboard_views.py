@@ -11,6 +11,7 @@ from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import BadRequest
+from django.db import transaction
 from django.http import HttpResponse, QueryDict
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -58,7 +59,9 @@ class Request:
 def parse_request(data, *, today: dt.date, agent_id: int | None) -> Request:
     """Read range, dates, filters and the compared configurations; a bad value falls back and is named."""
     problems = []
-    chosen = params.choice(data.get("range"), [r for r, _ in RANGES], label="The range", default="7d")
+    # Dates sent without a range (the form's From and To typed in) mean a custom range.
+    default = "custom" if data.get("from") and not data.get("range") else "7d"
+    chosen = params.choice(data.get("range"), [r for r, _ in RANGES], label="The range", default=default)
     range_name = chosen.value
     first, last = today - dt.timedelta(days=6), today
     if range_name == "today":
@@ -125,8 +128,9 @@ def _configuration_label(configuration: Configuration) -> str:
             f"(from {timezone.localdate(configuration.first_seen_at):%Y-%m-%d})")
 
 
+@transaction.atomic
 def build(request: Request, *, scope: str, now: dt.datetime) -> dict:
-    """Compute every section of the dashboard (and the CSV's rows) for this request."""
+    """Compute every section of the dashboard (and the CSV's rows) for this request, in one transaction."""
     query = request.query
     source = dashboard.Source(query, now=now)
     days = query.days

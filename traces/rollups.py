@@ -59,6 +59,10 @@ def _counts(column: str, edges) -> str:
     return "ARRAY[" + ", ".join(f"count(*) FILTER (WHERE {column} = {i})" for i in range(len(edges) + 1)) + "]::int[]"
 
 
+def _vector(sql: str) -> str:
+    return f"({sql})::vector"
+
+
 def _number(json_path: str) -> str:
     return (f"(CASE WHEN jsonb_typeof({json_path}) = 'number' THEN ({json_path})::text::numeric ELSE 0 END)")
 
@@ -118,9 +122,9 @@ def rollup_select_sql() -> str:
                count(*) FILTER (WHERE is_suspected AND NOT is_complaint) AS suspected_complaints,
                count(*) FILTER (WHERE is_wrong OR is_complaint) AS flagged,
                sum(tokens_in)::bigint AS tokens_in, sum(tokens_out)::bigint AS tokens_out,
-               {_counts('b_total', LATENCY_EDGES_MS)} AS latency_hist,
-               ({stage_hist}) AS stage_latency_hist,
-               {_counts('b_reply', REPLY_EDGES_S)} AS first_reply_hist
+               {_vector(_counts('b_total', LATENCY_EDGES_MS))} AS latency_hist,
+               {_vector(stage_hist)} AS stage_latency_hist,
+               {_vector(_counts('b_reply', REPLY_EDGES_S))} AS first_reply_hist
         FROM turn
         GROUP BY {", ".join(GROUP)}
     """  # noqa: S608 - built from constants only; the range is bound
@@ -172,11 +176,6 @@ def _rebuild_range(start: dt.datetime, end: dt.datetime, now: dt.datetime) -> in
     return inserted
 
 
-def array_sums(column: str, length: int) -> str:
-    """SQL of an int[] column summed bucket by bucket over a group (by subscript: no unnest)."""
-    return "ARRAY[" + ", ".join(f"coalesce(sum({column}[{i}]), 0)" for i in range(1, length + 1)) + "]::int[]"
-
-
 def _rebuild_days(start: dt.datetime, end: dt.datetime) -> None:
     """Sum the hourly rows of the local days from `start` (a local midnight) through the day holding `end`
     into DailyRollup. Call inside the transaction that wrote the hours, holding the rollup lock."""
@@ -186,7 +185,7 @@ def _rebuild_days(start: dt.datetime, end: dt.datetime) -> None:
                                                      dt.time.min))
     dims = ", ".join(GROUP[1:])
     sums = ", ".join(f"sum({c})" for c in COUNTS)
-    arrays = ", ".join(array_sums(c, n) for c, n in HISTOGRAMS.items())
+    arrays = ", ".join(f"sum({c})" for c in HISTOGRAMS)  # pgvector's element-wise sum
     with connection.cursor() as cursor:
         cursor.execute(f"DELETE FROM {daily} WHERE day_start >= %s AND day_start < %s", [start, finish])  # noqa: S608
         cursor.execute(f"""
@@ -205,16 +204,30 @@ def hours_marked_since(since: dt.datetime) -> list[dt.datetime]:
     """Return the hours of the turns that got a verified-wrong mark, a complaint (or its withdrawal) or a first
     human reply to their escalation at or after `since` — the rolled hours whose counts are now stale."""
     with connection.cursor() as cursor:
+        # One indexed probe per kind of mark (reply_id and escalation_id are unique): an OR of the three made
+        # PostgreSQL read every trace.
         cursor.execute("""
-            SELECT DISTINCT date_trunc('hour', t.created_at) FROM traces_trace t
-            WHERE t.reply_id IN (SELECT id FROM desk_message WHERE verified_wrong_at >= %(since)s)
-               OR t.reply_id IN (SELECT message_id FROM desk_complaintsignal WHERE created_at >= %(since)s)
-               OR t.reply_id IN (SELECT (detail->>'message')::bigint FROM desk_event
-                                 WHERE kind = 'complaint_unmarked' AND created_at >= %(since)s
-                                   AND detail->>'message' ~ '^[0-9]+$')
-               OR t.escalation_id IN (
-                    SELECT e.id FROM desk_message m JOIN desk_escalation e ON e.conversation_id = m.conversation_id
-                    WHERE m.author = 'agent' AND m.created_at >= %(since)s AND e.created_at <= m.created_at)
+            SELECT date_trunc('hour', created_at) FROM traces_trace
+            WHERE reply_id IN (SELECT id FROM desk_message WHERE verified_wrong_at >= %(since)s)
+            UNION
+            SELECT date_trunc('hour', created_at) FROM traces_trace
+            WHERE reply_id IN (SELECT message_id FROM desk_complaintsignal WHERE created_at >= %(since)s)
+            UNION
+            SELECT date_trunc('hour', created_at) FROM traces_trace
+            WHERE reply_id IN (SELECT (detail->>'message')::bigint FROM desk_event
+                               WHERE kind = 'complaint_unmarked' AND created_at >= %(since)s
+                                 AND detail->>'message' ~ '^[0-9]+$')
+            UNION
+            SELECT date_trunc('hour', created_at) FROM traces_trace
+            WHERE escalation_id IN (
+                -- the escalations a recent reply by a person answers first: opened before it, and after
+                -- the previous reply a person wrote in that conversation
+                SELECT e.id FROM desk_message m
+                JOIN desk_escalation e ON e.conversation_id = m.conversation_id AND e.created_at <= m.created_at
+                WHERE m.author = 'agent' AND m.created_at >= %(since)s
+                  AND NOT EXISTS (SELECT 1 FROM desk_message p
+                                  WHERE p.conversation_id = m.conversation_id AND p.author = 'agent'
+                                    AND p.created_at >= e.created_at AND p.created_at < m.created_at))
             ORDER BY 1
         """, {"since": since})
         return [row[0] for row in cursor.fetchall()]

@@ -117,6 +117,7 @@ def test_filters_narrow_every_number_and_bad_values_are_named(story, analyst):
 def test_a_custom_range_shows_exactly_its_days(story, analyst):
     html = page(analyst, range="custom", **{"from": "2026-11-17", "to": "2026-11-18"})
     assert "on 2026-11-17: 1 of 4" in html and "on 2026-11-19" not in html and "on 2026-11-16" not in html
+    assert page(analyst, **{"from": "2026-11-17", "to": "2026-11-18"}).count("Escalation rate on") == 2
 
 
 def test_compare_two_versions_gives_rates_with_counts_and_an_interval(story, analyst):

@@ -25,6 +25,11 @@ NOW = START + dt.timedelta(days=2, minutes=17)
 DIMENSIONS = ("channel", "language", "route", "outcome", "escalation_reason", "configuration_id")
 
 
+def counts(vector) -> list[int]:
+    """A stored histogram (a pgvector vector, read as floats) as whole counts."""
+    return [round(v) for v in vector]
+
+
 @pytest.fixture
 def traffic(make_staff):
     agents = [make_staff("ana", "agent"), make_staff("beto", "agent")]
@@ -69,14 +74,15 @@ def test_rollups_equal_a_direct_count_over_the_traces_for_any_range(traffic, fir
     assert rolled_counts(start, end) == direct_counts(start, end)
     latencies = Trace.objects.filter(created_at__gte=start, created_at__lt=end).values_list("total_ms", flat=True)
     rows = list(HourlyRollup.objects.filter(hour__gte=start, hour__lt=end))
-    assert merge((r.latency_hist for r in rows), LATENCY_EDGES_MS) == histogram(latencies, LATENCY_EDGES_MS)
+    assert merge((counts(r.latency_hist) for r in rows), LATENCY_EDGES_MS) == histogram(latencies, LATENCY_EDGES_MS)
     assert RolledHour.objects.filter(hour__gte=start, hour__lt=end).count() == length
 
 
 def test_rebuilding_twice_gives_the_same_rows(traffic):
     def snapshot():
         return sorted((r.hour, *(getattr(r, n) for n in DIMENSIONS), r.agent_id, r.turns, r.verified_wrong,
-                       tuple(r.latency_hist), tuple(r.first_reply_hist), tuple(r.stage_latency_hist))
+                       tuple(counts(r.latency_hist)), tuple(counts(r.first_reply_hist)),
+                       tuple(counts(r.stage_latency_hist)))
                       for r in HourlyRollup.objects.all())
 
     first = rollups_rebuild(start=START, end=START + dt.timedelta(hours=12), now=NOW)
@@ -93,13 +99,13 @@ def test_stage_latencies_fold_rewrites_and_first_replies_name_the_agent(make_sta
     turn(when=at, outcome="escalated", reason="TOOL_ERROR", agent=agent, reply_after=dt.timedelta(minutes=7))
     rollups_rebuild(start=START, end=START + dt.timedelta(hours=1), now=NOW)
     answered = HourlyRollup.objects.get(outcome="answered")
-    stages = stage_histograms(answered.stage_latency_hist)
+    stages = stage_histograms(counts(answered.stage_latency_hist))
     assert stages["write"] == histogram([700.0], LATENCY_EDGES_MS)  # write_1 + write_2
     assert stages["gate"] == histogram([2.0], LATENCY_EDGES_MS)
     assert sum(stages["verify"]) == 0  # a value that is not a number is left out
     escalated = HourlyRollup.objects.get(outcome="escalated")
     assert escalated.agent_id == agent.pk and escalated.escalation_reason == "TOOL_ERROR"
-    assert escalated.first_reply_hist == histogram([420.0], REPLY_EDGES_S)
+    assert counts(escalated.first_reply_hist) == histogram([420.0], REPLY_EDGES_S)
 
 
 def test_a_configuration_change_is_recorded_per_hour():
@@ -150,13 +156,13 @@ def test_daily_rows_sum_the_hours_of_each_local_day(traffic):
         day = timezone.localdate(row.hour)
         hourly[day, row.outcome, row.agent_id] += row.turns
         hourly[day, "flagged"] += row.flagged
-        hourly_latency[day].append(row.stage_latency_hist)
+        hourly_latency[day].append(counts(row.stage_latency_hist))
     for row in DailyRollup.objects.all():
         day = timezone.localdate(row.day_start)
         assert timezone.localtime(row.day_start).time() == dt.time.min
         daily[day, row.outcome, row.agent_id] += row.turns
         daily[day, "flagged"] += row.flagged
-        daily_latency[day].append(row.stage_latency_hist)
+        daily_latency[day].append(counts(row.stage_latency_hist))
     assert daily == hourly and len(daily_latency) == 2  # 00:00–12:00 UTC spans two days in Caracas
     width = len(hourly_latency[day][0])
     for day, rows in hourly_latency.items():

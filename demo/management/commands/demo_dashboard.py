@@ -45,8 +45,8 @@ def _pick(rng: random.Random, weighted):
 def _stamp(table: str, ids: list[int], moments: list[dt.datetime]) -> None:
     """Set created_at of many rows in one statement (auto_now_add ignores the value bulk_create is given)."""
     with connection.cursor() as cursor:
-        cursor.execute(f"UPDATE {table} t SET created_at = v.at FROM unnest(%s::bigint[], %s::timestamptz[]) "  # noqa: S608
-                       "AS v(id, at) WHERE t.id = v.id", [ids, moments])
+        cursor.execute(f"UPDATE {table} t SET created_at = v.at "  # noqa: S608 - a model's table name
+                       "FROM unnest(%s::bigint[], %s::timestamptz[]) AS v(id, at) WHERE t.id = v.id", [ids, moments])
 
 
 class Command(BaseCommand):
