@@ -275,6 +275,7 @@ def main() -> int:
     parser.add_argument("--traces", type=int, default=1_000_000)
     parser.add_argument("--repeats", type=int, default=20)
     parser.add_argument("--reuse", action="store_true", help="keep an already loaded table of the same size")
+    parser.add_argument("--views-only", action="store_true", help="with --reuse: keep the rollups, time the views")
     args = parser.parse_args()
 
     from config import embedded_db
@@ -285,7 +286,8 @@ def main() -> int:
 
     django.setup()
     build(args.traces, reuse=args.reuse)
-    roll(max(3, args.repeats // 4))
+    if not (args.reuse and args.views_only):
+        roll(max(3, args.repeats // 4))
     views(args.repeats)
     return 0
 

@@ -106,7 +106,9 @@ class Source:
                            {"start": max(start, live_from), "end": max(end, live_from)})
         columns, where = ", ".join(COLUMNS), " AND ".join(filters)
         day_columns = columns.replace("hour,", "day_start AS hour,", 1)
-        self.cte = f"""WITH src AS MATERIALIZED (
+        # Not MATERIALIZED: each read uses src once, so PostgreSQL inlines it, pushes the read's WHERE down and
+        # leaves the histogram columns (most of a row's bytes) unread by the reads that do not sum them.
+        self.cte = f"""WITH src AS (
             SELECT {day_columns} FROM {DailyRollup._meta.db_table}
             WHERE day_start >= %(d_start)s AND day_start < %(d_end)s AND {where}
             UNION ALL
