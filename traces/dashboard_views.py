@@ -150,11 +150,8 @@ def build(request: Request, *, scope: str, now: dt.datetime) -> dict:
     csv_rows += [("operations", "", "first_reply_p50_s", p50.value or ""),
                  ("operations", "", "first_reply_p90_s", p90.value or ""),
                  ("operations", "", "queue_age_s", age.total_seconds() if age else "")]
-    for day in totals:
-        csv_rows.append(("escalations_handled" if scope == "own" else "day", day.day.isoformat(), "escalated",
-                         day.escalated))
     if scope == "own":
-        context["own_days"] = [(d, _trace_link(request, outcome="escalated", **_day_range(d.day))) for d in totals]
+        csv_rows += [("escalations_handled", d.day.isoformat(), "escalated", d.escalated) for d in totals]
         context["csv_rows"] = csv_rows
         return context
 
@@ -164,15 +161,13 @@ def build(request: Request, *, scope: str, now: dt.datetime) -> dict:
     marks = dashboard.change_marks(query)
     chart = rate_chart(day_names, [("Escalation rate", escalation), ("Verified wrong or complaint", flagged)],
                        [(m.day.isoformat(), m.text) for m in marks])
-    links = {"Escalation rate": "outcome=escalated", "Verified wrong or complaint": "verified_wrong=yes"}
+    # A point opens the traces behind it: that day's escalations, or its answers marked verified wrong.
+    behind = {"Escalation rate": {"outcome": "escalated"}, "Verified wrong or complaint": {"verified_wrong": "yes"}}
     context["dial"] = chart
-    context["dial_links"] = {
-        (series.name, p.day): _trace_link(request, **dict([links[series.name].split("=")]),
-                                          **_day_range(dt.date.fromisoformat(p.day)))
-        for series in chart.series for p in series.points}
     context["dial_points"] = [
         {"series": s.name, "colour": s.colour, "point": p,
-         "link": context["dial_links"][(s.name, p.day)]} for s in chart.series for p in s.points]
+         "link": _trace_link(request, **behind[s.name], **_day_range(dt.date.fromisoformat(p.day)))}
+        for s in chart.series for p in s.points]
     context["marks"] = marks
     context["dial_rows"] = [
         {"day": d, "escalation": _rate(d.escalated, d.handled), "flagged": _rate(d.flagged, d.handled),
