@@ -168,3 +168,19 @@ def test_daily_rows_sum_the_hours_of_each_local_day(traffic):
     for day, rows in hourly_latency.items():
         assert [sum(r[i] for r in rows) for i in range(width)] == [sum(r[i] for r in daily_latency[day])
                                                                    for i in range(width)]
+
+
+def test_the_beat_schedule_runs_the_registered_hourly_task(settings):
+    import time_machine
+    from celery.schedules import crontab
+
+    from config.celery import app
+    from traces.tasks import roll_hours
+
+    entry = settings.CELERY_BEAT_SCHEDULE["roll-hours"]
+    assert entry["task"] == roll_hours.name == "traces.roll_hours" and roll_hours.name in app.tasks
+    assert entry["schedule"] == crontab(minute=settings.DASHBOARD_ROLLUP_MINUTE)
+    turn(when=NOW - dt.timedelta(hours=1))
+    with time_machine.travel(NOW, tick=False):
+        written = roll_hours.apply().get()
+    assert written == 1 and HourlyRollup.objects.get().hour == hour_floor(NOW) - dt.timedelta(hours=1)
