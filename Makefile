@@ -48,6 +48,7 @@ demo: migrate
 	$(BIN)/python manage.py canned_replies_seed
 	$(BIN)/python manage.py demo_conversations
 	$(BIN)/python manage.py demo_calibration
+	$(BIN)/python manage.py demo_dashboard
 	@echo "TraceDesk is at http://$(HOST):$(PORT)/  (web chat: http://$(HOST):$(PORT)/chat/)"
 	$(BIN)/python manage.py runserver $(HOST):$(PORT)
 
@@ -104,6 +105,7 @@ bench: install-dev
 	$(BIN)/python bench/turn.py
 	$(BIN)/python bench/traces.py
 	$(BIN)/python bench/inbox.py
+	$(BIN)/python bench/dashboard.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .coverage

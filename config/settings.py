@@ -5,6 +5,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
+from celery.schedules import crontab
 from csp.constants import NONE, SELF
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -227,9 +228,21 @@ BOT_TURN_LEASE_S = env_float("BOT_TURN_LEASE_S", 30.0)
 BOT_REQUEUE_EVERY_S = env_float("BOT_REQUEUE_EVERY_S", 15.0)
 BOT_REQUEUE_AFTER_S = env_int("BOT_REQUEUE_AFTER_S", 20)
 BOT_REQUEUE_MAX_AGE_H = env_int("BOT_REQUEUE_MAX_AGE_H", 24)
-CELERY_BEAT_SCHEDULE = {"requeue-unanswered": {"task": "bot.requeue_unanswered", "schedule": BOT_REQUEUE_EVERY_S}}
+DASHBOARD_ROLLUP_MINUTE = env_int("DASHBOARD_ROLLUP_MINUTE", 5)
+# The dashboard's hourly rollups: a few minutes past each hour, the hour just completed (and any the beat missed,
+# up to two days) is rolled, and the hours of turns marked wrong, complained about or first answered by a
+# person since are rolled again (traces/rollups.py).
+CELERY_BEAT_SCHEDULE = {
+    "requeue-unanswered": {"task": "bot.requeue_unanswered", "schedule": BOT_REQUEUE_EVERY_S},
+    "roll-hours": {"task": "traces.roll_hours", "schedule": crontab(minute=DASHBOARD_ROLLUP_MINUTE)},
+}
 
 REDIS_URL = env("REDIS_URL")
+
+# The dashboard's estimated cost of the writer's tokens (prompt and completion at one price, per 1,000 tokens, in
+# DASHBOARD_CURRENCY); 0 hides the cost line.
+DASHBOARD_PRICE_PER_1K_TOKENS = env_float("DASHBOARD_PRICE_PER_1K_TOKENS", 0.0)
+DASHBOARD_CURRENCY = env("DASHBOARD_CURRENCY", "USD")
 
 # Knowledge base and embeddings
 EMBEDDINGS_BASE_URL = env("EMBEDDINGS_BASE_URL")

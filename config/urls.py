@@ -12,6 +12,7 @@ urlpatterns = [
     path("", include("evals.urls")),  # its pages live under /traces/ and /kb/
     path("kb/", include("kb.urls")),
     path("traces/", include("traces.urls")),
+    path("dashboard/", include("traces.dashboard_urls")),
     path("sim/billing/", include("billing.simulator.urls")),
     path("", include("desk.urls")),
 ]

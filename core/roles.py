@@ -23,8 +23,9 @@ SUPERVISOR_ADMIN_PERMISSIONS = [
     "axes.view_accessattempt", "axes.delete_accessattempt",
 ]
 
-# (label, url name, permission) — a link shows when the user holds the permission
+# (label, url name, permission or tuple of permissions) — a link shows when the user holds one of them
 NAVIGATION = [
+    ("Dashboard", "dashboard:page", ("traces.review_traces", "desk.use_desk")),
     ("Desk", "desk:queue", "desk.use_desk"),
     ("Credit notes", "desk:credit_notes", "desk.use_desk"),
     ("Traces", "traces:list", "traces.review_traces"),
@@ -42,7 +43,7 @@ def navigation(request):
         return {"nav_links": []}
     links = []
     for label, url_name, perm in NAVIGATION:
-        if perm and not user.has_perm(perm):
+        if perm and not any(user.has_perm(p) for p in ((perm,) if isinstance(perm, str) else perm)):
             continue
         try:
             links.append({"label": label, "url": reverse(url_name)})

@@ -149,6 +149,8 @@ class Message(models.Model):
             # Message search: the GIN index finds rare words; newest-first pages of common words walk this one.
             GinIndex(fields=["search_vector"], name="desk_msg_text_search"),
             models.Index(fields=["created_at", "id"], name="desk_msg_created"),
+            # The dashboard's hourly rollup finds the escalations a person first answered in the last hours.
+            models.Index(fields=["created_at"], condition=Q(author="agent"), name="desk_msg_agent_created"),
         ]
 
     def __str__(self):
@@ -315,7 +317,9 @@ class ComplaintSignal(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["message", "source"], name="desk_complaint_once_per_source"),
         ]
-        indexes = [models.Index(fields=["certainty", "at"], name="desk_complaint_certainty_at")]
+        indexes = [models.Index(fields=["certainty", "at"], name="desk_complaint_certainty_at"),
+                   # The dashboard's hourly rollup re-rolls the turns complained about since its last run.
+                   models.Index(fields=["created_at"], name="desk_complaint_created")]
 
     def __str__(self):
         return f"{self.get_certainty_display()} on message {self.message_id} ({self.source})"

@@ -124,3 +124,28 @@ def test_the_demo_calibration_shows_tpr_tnr_and_a_corrected_rate_with_its_interv
     again = io.StringIO()
     call_command("demo_calibration", stdout=again)  # idempotent
     assert "nothing to do" in again.getvalue() and EvalRun.objects.count() == runs
+def test_the_dashboard_demo_tells_its_story_and_a_second_run_adds_nothing(client):
+    from django.contrib.auth import get_user_model
+
+    from django.utils import timezone
+
+    from traces.models import HourlyRollup
+    from traces.rollups import hour_floor
+
+    call_command("demo_users", stdout=io.StringIO())
+    out = io.StringIO()
+    call_command("demo_dashboard", stdout=out)
+    assert "turns over 14 days" in out.getvalue()
+    turns = Trace.objects.count()
+    rolled = list(HourlyRollup.objects.order_by("pk").values_list("hour", "turns"))
+    # Every turn before this hour is rolled; this hour's are read live.
+    assert sum(n for _, n in rolled) == Trace.objects.filter(created_at__lt=hour_floor(timezone.now())).count()
+    assert turns > 1000
+    call_command("demo_dashboard", stdout=io.StringIO())
+    assert Trace.objects.count() == turns
+    assert sorted(HourlyRollup.objects.values_list("hour", "turns")) == sorted(rolled)
+    client.force_login(get_user_model().objects.get(username="analyst"))
+    html = client.get("/dashboard/", {"range": "30d"}).content.decode()
+    assert "Writer prompt version: demo-writer-1 → demo-writer-2" in html
+    assert "Knowledge-base index version: 1 → 2" in html
+    assert "Nothing relevant found" in html and 'id="agents"' not in html

@@ -19,3 +19,13 @@ def require_trace_reviewer(user) -> None:
     """Raise PermissionDenied unless the user reviews traces and runs evals (analysts and supervisors)."""
     if not may_review_traces(user):
         raise PermissionDenied
+
+
+def dashboard_scope(user) -> str:
+    """Return what the dashboard shows this user: "all" (analysts, supervisors) or "own" (an agent's own
+    escalations); raise PermissionDenied for anyone else."""
+    if may_review_traces(user):
+        return "all"
+    if user.is_authenticated and user.has_perm("desk.use_desk"):
+        return "own"
+    raise PermissionDenied

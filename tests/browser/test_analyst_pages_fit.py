@@ -71,6 +71,15 @@ def analyst_data(make_staff):
     GoldenSet.objects.create(name="an-archived-set-with-an-even-longer-name-than-the-other-one",
                              archived_at=now)
     return {"trace": traces[0], "session": session, "golden_set": golden_set, "case": case, "runs": runs}
+    # Two configurations for the dashboard's comparison, the traces under the second.
+    from dataclasses import replace
+
+    from traces.tests.test_configuration import BASE
+
+    configurations = [services.configuration_record(parts=BASE),
+                      services.configuration_record(parts=replace(BASE, prompt_version="writer-prompt-2026-11-b"))]
+    Trace.objects.filter(pk__in=[t.pk for t in traces]).update(configuration_id=configurations[1])
+    return {"configurations": configurations, "trace": traces[0], "session": session, "golden_set": golden_set, "case": case, "runs": runs}
 
 
 def test_traces_and_evals_pages_fit_at_1440_and_390_without_sideways_scroll(live_server, browser_page, analyst_data):
@@ -85,6 +94,8 @@ def test_traces_and_evals_pages_fit_at_1440_and_390_without_sideways_scroll(live
         "/traces/golden/", "/traces/golden/?archived=yes", f"/traces/golden/{golden_set.pk}/", f"/traces/golden/cases/{data['case'].pk}/",
         "/traces/runs/", f"/traces/runs/{runs[0].pk}/", f"/traces/runs/compare/?base={runs[0].pk}&head={runs[1].pk}",
         "/traces/calibration/",
+        "/dashboard/", "/dashboard/?range=30d&channel=whatsapp",
+        f"/dashboard/?a={data['configurations'][0]}&b={data['configurations'][1]}",
     ]
     log_in(page, base, "ana", "pw-ana-1234", "/traces/")
     too_wide = []
