@@ -70,7 +70,6 @@ def analyst_data(make_staff):
                                query="outcome=escalated&escalation_reason=TOOL_ERROR&text=reconexión")
     GoldenSet.objects.create(name="an-archived-set-with-an-even-longer-name-than-the-other-one",
                              archived_at=now)
-    return {"trace": traces[0], "session": session, "golden_set": golden_set, "case": case, "runs": runs}
     # Two configurations for the dashboard's comparison, the traces under the second.
     from dataclasses import replace
 
@@ -79,7 +78,8 @@ def analyst_data(make_staff):
     configurations = [services.configuration_record(parts=BASE),
                       services.configuration_record(parts=replace(BASE, prompt_version="writer-prompt-2026-11-b"))]
     Trace.objects.filter(pk__in=[t.pk for t in traces]).update(configuration_id=configurations[1])
-    return {"configurations": configurations, "trace": traces[0], "session": session, "golden_set": golden_set, "case": case, "runs": runs}
+    return {"configurations": configurations, "trace": traces[0], "session": session, "golden_set": golden_set,
+            "case": case, "runs": runs}
 
 
 def test_traces_and_evals_pages_fit_at_1440_and_390_without_sideways_scroll(live_server, browser_page, analyst_data):
