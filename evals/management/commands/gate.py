@@ -83,17 +83,25 @@ class Command(BaseCommand):
                                   f"use the file's)")
 
         base = self._baseline(baseline, head, named_base) if baseline else None
-        comparison = None
+        comparison, other_vectors = None, False
         if isinstance(base, BaselineFile):
             from evals.runner import run_compare_with_cases
+            from kb.embeddings import embedder_fingerprint, get_embedder
 
             comparison = run_compare_with_cases(base=base.failures, base_retrieval_only=base.retrieval_only,
                                                 head=head)
+            here = embedder_fingerprint(get_embedder())
+            other_vectors = bool(base.embedder_fingerprint) and base.embedder_fingerprint != here
+            if other_vectors:
+                self.stdout.write(f"baseline {base.path} was made by another build of the embedder (fingerprint "
+                                  f"{base.embedder_fingerprint}, here {here}): cases that flip are reported, not "
+                                  "blocking; the thresholds and must-pass cases still hold")
         elif base is not None:
             from evals.runner import run_compare
 
             comparison = run_compare(base=base, head=head)
-        outcome = evaluate(config, payload, newly_failing=comparison.newly_failing if comparison else None)
+        outcome = evaluate(config, payload, newly_failing=comparison.newly_failing if comparison else None,
+                           other_vectors=other_vectors)
 
         self.stdout.write(f"gates {gates_name} · report: {origin}")
         if head is not None:
@@ -218,6 +226,7 @@ class BaselineFile:
     golden_set: str
     retrieval_only: bool
     failures: dict[str, list[str]]
+    embedder_fingerprint: str = ""  # empty: written before runs recorded it (compared as if alike)
 
 
 def _baseline_file(path: Path) -> BaselineFile:
@@ -236,7 +245,8 @@ def _baseline_file(path: Path) -> BaselineFile:
     if not isinstance(retrieval_only, bool):
         raise CommandError(f"{path}: 'retrieval_only' must be true or false")
     return BaselineFile(path=path, golden_set=str(payload.get("golden_set") or ""), retrieval_only=retrieval_only,
-                        failures={row["id"]: [str(f) for f in row["failures"]] for row in cases})
+                        failures={row["id"]: [str(f) for f in row["failures"]] for row in cases},
+                        embedder_fingerprint=str(payload.get("embedder_fingerprint") or ""))
 
 
 def _baseline_name(base) -> str:
