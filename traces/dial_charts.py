@@ -10,6 +10,8 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from traces.rollup_stats import Proportion
+
 WIDTH, HEIGHT = 720, 240
 LEFT, RIGHT, TOP, BOTTOM = 44, 12, 14, 30
 PALETTE = ("#3b6ea5", "#a5553b", "#6a8f3b", "#8a5aa5", "#b08a2e", "#3b9a9a", "#a53b6e", "#666666")
@@ -25,7 +27,7 @@ class DayValue:
 
     @property
     def rate(self) -> float | None:
-        return self.events / self.trials if self.trials else None
+        return Proportion(self.events, self.trials).rate
 
 
 @dataclass(frozen=True)
