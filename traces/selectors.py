@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import json
 from dataclasses import asdict, dataclass, field
 
 from django.db import connection, transaction
@@ -24,7 +25,7 @@ from traces.taxonomy import CodedNote, summarize
 
 PAGE_SIZE = 50
 VERDICTS = ["grounded", "rewritten", "ungrounded", "none"]
-COUNT_LIMIT = 10_000  # counted exactly up to here; beyond, the page says "10,000+"
+COUNT_LIMIT = 1_000  # counted exactly up to here; beyond, "1,000+" and PostgreSQL's estimate (trace_count)
 SEARCH_MAX = 200
 COUNT_WORK_MEM = "32MB"  # for one text-search count at a time; measured in bench/traces.py
 
@@ -219,11 +220,24 @@ def trace_page_and_count(*, filters: TraceFilters, after: str = "", limit: int =
     return page, next_cursor, count, more
 
 
+def trace_count_estimate(*, filters: TraceFilters) -> int:
+    """Return PostgreSQL's estimate of how many traces the filters match (the planner's row count: no row is
+    read), for a page that knows only that there are more than COUNT_LIMIT."""
+    sql, sql_params = traces_filtered(filters=filters).order_by().values("pk").query.sql_with_params()
+    with connection.cursor() as cursor:
+        cursor.execute(f"EXPLAIN (FORMAT JSON) {sql}", sql_params)
+        plan = cursor.fetchone()[0]
+    plan = json.loads(plan) if isinstance(plan, str) else plan
+    return int(plan[0]["Plan"]["Plan Rows"])
+
+
 def trace_count(*, filters: TraceFilters, limit: int = COUNT_LIMIT) -> tuple[int, bool]:
     """Return how many traces match, counted up to `limit`, and whether there are more than that.
 
     Counting stops at limit + 1 rows (a LIMIT subquery), so a broad filter over millions of traces costs what
-    10,001 rows cost, and a narrow one is exact.
+    1,001 rows cost, and a narrow one is exact. The cost grows with the limit, not with the table: at 1M traces
+    a mid-frequency word with another filter took 605 ms p95 to count to 10,001 (its matches are scattered over
+    the table, one heap page each); the page shows PostgreSQL's estimate beyond the exact count instead.
     """
     with transaction.atomic(), connection.cursor() as cursor:
         if filters.text:

@@ -61,7 +61,8 @@ def trace_list(request):
     return render(request, "traces/trace_list.html", {
         "traces": page, "filters": filters, "params": request.GET, "choices": choices,
         "select_filters": _select_filters(filters, choices),
-        "count": count, "count_more": more, "count_text": _count_text(count, more),
+        "count": count, "count_more": more,
+        "count_text": _count_text(count, more, selectors.trace_count_estimate(filters=filters) if more else None),
         "stages": STAGES, "filter_query": query.urlencode(),
         "next_query": next_query.urlencode() if next_cursor else "",
         "may_review": may_review_traces(request.user),
@@ -105,9 +106,10 @@ def saved_filter_delete(request, saved_filter_id):
     return redirect("traces:list")
 
 
-def _count_text(count: int, more: bool) -> str:
+def _count_text(count: int, more: bool, estimate: int | None = None) -> str:
     if more:
-        return f"{count:,}+ traces match."
+        about = f" (about {estimate:,} by PostgreSQL's estimate)" if estimate and estimate > count else ""
+        return f"{count:,}+ traces match{about}."
     return f"{count:,} trace{'s' if count != 1 else ''} match{'es' if count == 1 else ''}."
 
 
