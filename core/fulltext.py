@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from django.contrib.postgres.search import SearchVectorField
 from django.db import models
-from django.db.models import BooleanField, DateTimeField, Func, Value
+from django.db.models import BooleanField, DateTimeField, F, Func, QuerySet, Value
 
 ACCENTED = "áéíóúüÁÉÍÓÚÜàèìòùÀÈÌÒÙ"
 UNACCENTED = "aeiouuAEIOUUaeiouAEIOU"
@@ -77,3 +77,11 @@ class SortedAfterFetch(Func):
 
     template = "(%(expressions)s + interval '0 seconds')"
     output_field = DateTimeField()
+
+
+def newest_first(rows: QuerySet, *, few: bool) -> QuerySet:
+    """Order a text search's matches newest first on (created_at, id), by the plan a bounded count chose:
+    few matches are fetched through the GIN index and sorted; many are found by walking created_at's index,
+    where a page fills within its first rows."""
+    when = SortedAfterFetch(F("created_at")) if few else F("created_at")
+    return rows.order_by(when.desc(), "-pk")

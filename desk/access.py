@@ -30,12 +30,17 @@ def require_desk_worker(user, message: str = "Only agents and supervisors act on
         raise PermissionDenied(message)
 
 
+def require_conversation_reader(user) -> None:
+    """Raise PermissionDenied unless the user may read conversations (agents, supervisors, analysts)."""
+    if not may_read_conversations(user):
+        raise PermissionDenied("Your role does not open conversations.")
+
+
 def access_conversation(user, conversation_id: int, *, write: bool = False) -> Conversation:
     """Return the conversation when the user may read it (or act on it, with write=True); else raise PermissionDenied."""
     if write:
         require_desk_worker(user)
-    if not may_read_conversations(user):
-        raise PermissionDenied("Your role does not open conversations.")
+    require_conversation_reader(user)
     return get_object_or_404(Conversation.objects.select_related("contact", "assignee"), pk=conversation_id)
 
 

@@ -19,6 +19,8 @@ from django.shortcuts import get_object_or_404
 from django.utils import timezone
 
 from billing.client import billing_client
+from billing.findings import find_payments
+from billing.records import parse_invoice, parse_payment
 from core import params
 from desk.access import require_desk_worker
 from desk.models import Conversation, CreditNoteRequest, Event
@@ -121,8 +123,13 @@ def invoice_context(*, customer_id: str, invoice: dict) -> dict:
         return {**context, "unavailable": "billing's computations failed"}
     if not result.ok:
         return {**context, "unavailable": result.error.message if result.error else "billing did not answer"}
-    paid = sum((Decimal(str(p.get("amount", {}).get("amount") or "0")) for p in result.data.get("payments") or []
-                if p.get("invoice_id") == invoice.get("id") and p.get("status") == "succeeded"), Decimal("0"))
+    # What was paid is billing's own finding (succeeded payments against the total), not a second sum here.
+    try:
+        current = parse_invoice(result.data.get("current_invoice"))
+        paid = find_payments(current, [parse_payment(p) for p in result.data.get("payments") or []])[0].paid
+    except ValueError:  # a record off the contract, or payments in another currency
+        logger.exception("invoice context of %s %s: unreadable records", customer_id, invoice.get("id"))
+        return {**context, "unavailable": "billing's records could not be read"}
     figures = []
     for figure in result.key_figures:
         fact = result.evidence[figure.index] if figure.index < len(result.evidence) else None

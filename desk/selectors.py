@@ -15,7 +15,7 @@ from django.utils import timezone
 
 from billing.client import billing_client
 from billing.money import LANGUAGES, money_text
-from core.fulltext import Matches, SortedAfterFetch, bilingual_query
+from core.fulltext import Matches, bilingual_query, newest_first
 from core.keyset import cursor_decode, cursor_encode, keyset_after, keyset_page
 from desk.disagreement import RULE_LABELS
 from desk.reasons import reason_label
@@ -45,7 +45,6 @@ class QueueFilters:
 
     view: str = "open"
     reason: str = ""
-    assignee: str = "anyone"  # me | unassigned | anyone
     channel: str = ""
     language: str = ""
     waiting_over_minutes: int | None = None
@@ -99,12 +98,23 @@ def _last_inbound(field: str) -> Subquery:
     )
 
 
-def _waiting_on_customer(prefix: str = "conversation__") -> Q:
+def _waiting_on_customer() -> Q:
     """An agent replied after the customer last wrote (or the customer has not written): the ball is in the
     customer's court. Two columns of the conversation, so no message is read."""
-    replied = F(f"{prefix}last_agent_reply_at")
-    return (Q(**{f"{prefix}last_agent_reply_at__isnull": False})
-            & (Q(**{f"{prefix}last_inbound_at__isnull": True}) | Q(**{f"{prefix}last_inbound_at__lt": replied})))
+    return (Q(conversation__last_agent_reply_at__isnull=False)
+            & (Q(conversation__last_inbound_at__isnull=True)
+               | Q(conversation__last_inbound_at__lt=F("conversation__last_agent_reply_at"))))
+
+
+def _in_view(view: str, agent) -> Q:
+    """What puts an active escalation in an open view (the inbox's rows and its tab counts alike)."""
+    if view == "unassigned":
+        return Q(status=Escalation.Status.OPEN, conversation__assignee__isnull=True)
+    if view == "mine":
+        return Q(conversation__assignee=agent)
+    if view == "waiting":
+        return Q(status=Escalation.Status.TAKEN) & _waiting_on_customer()
+    return Q()  # all open, or resolved (chosen by status above)
 
 
 def _local_midnight(day: date) -> datetime:
@@ -132,18 +142,9 @@ def escalation_queue(*, agent, filters: QueueFilters, after: QueueCursor | None 
             queue = queue.filter(resolved_at__lt=_local_midnight(filters.resolved_until + timedelta(days=1)))
     else:
         queue = queue.filter(status__in=ACTIVE)
-    if filters.view == "unassigned":
-        queue = queue.filter(status=Escalation.Status.OPEN, conversation__assignee__isnull=True)
-    elif filters.view == "mine":
-        queue = queue.filter(conversation__assignee=agent)
-    elif filters.view == "waiting":
-        queue = queue.filter(_waiting_on_customer(), status=Escalation.Status.TAKEN)
+    queue = queue.filter(_in_view(filters.view, agent))
     if filters.reason:
         queue = queue.filter(reason=filters.reason)
-    if filters.assignee == "me":
-        queue = queue.filter(conversation__assignee=agent)
-    elif filters.assignee == "unassigned":
-        queue = queue.filter(conversation__assignee__isnull=True)
     if filters.channel:
         queue = queue.filter(conversation__channel=filters.channel)
     if filters.language:
@@ -153,7 +154,8 @@ def escalation_queue(*, agent, filters: QueueFilters, after: QueueCursor | None 
     if filters.search.strip():
         # The contacts first (one pass over the contacts table), then their escalations: testing the name of
         # every escalation's contact while walking the queue in order cost 120–210 ms at 10k open ones.
-        queue = queue.filter(conversation__contact__in=Contact.objects.filter(_search(filters.search.strip())))
+        matching = Contact.objects.filter(_search(filters.search.strip()))
+        queue = queue.filter(conversation__contact__in=matching)
     field = filters.order_field
     queue = queue.order_by(f"-{field}", "-pk") if filters.descending else queue.order_by(field, "pk")
     if after:
@@ -162,24 +164,19 @@ def escalation_queue(*, agent, filters: QueueFilters, after: QueueCursor | None 
     return queue[:limit] if limit is not None else queue
 
 
-def _search(term: str, *, prefix: str = "") -> Q:
+def _search(term: str) -> Q:
     """Match a contact by name, WhatsApp number (any punctuation) or billing customer id."""
-    match = Q(**{f"{prefix}name__icontains": term}) | Q(**{f"{prefix}customer_id__iexact": term})
+    match = Q(name__icontains=term) | Q(customer_id__iexact=term)
     digits = re.sub(r"\D", "", term)
     if len(digits) >= 4:
-        match |= Q(**{f"{prefix}wa_id__contains": digits})
+        match |= Q(wa_id__contains=digits)
     return match
 
 
 def view_counts(*, agent) -> dict[str, int]:
     """Return how many escalations each open view holds now (one aggregate query; resolved is not counted)."""
-    taken = Q(status=Escalation.Status.TAKEN)
-    return Escalation.objects.filter(status__in=ACTIVE).aggregate(
-        open=Count("pk"),
-        unassigned=Count("pk", filter=Q(status=Escalation.Status.OPEN, conversation__assignee__isnull=True)),
-        mine=Count("pk", filter=Q(conversation__assignee=agent)),
-        waiting=Count("pk", filter=taken & _waiting_on_customer()),
-    )
+    narrowed = {view: Count("pk", filter=_in_view(view, agent)) for view in ("unassigned", "mine", "waiting")}
+    return Escalation.objects.filter(status__in=ACTIVE).aggregate(open=Count("pk"), **narrowed)
 
 
 def escalation_counts() -> list[dict]:
@@ -217,7 +214,8 @@ CONTACTS_SHOWN = 20
 FEW_MATCHES = 2_000  # up to this many matches, read them through the GIN index and sort (see message_search)
 
 
-def message_search(*, text: str, after: str = "", size: int = SEARCH_PAGE_SIZE) -> tuple[list[Message], str | None]:
+def message_search(*, text: str, after: str = "",
+                   size: int = SEARCH_PAGE_SIZE) -> tuple[list[Message], str | None]:
     """Return one page of the messages whose text matches `text`, newest first, and the next page's cursor.
 
     Full text (core.fulltext): accents folded, Spanish and English stems, web-search syntax ("a phrase",
@@ -230,8 +228,7 @@ def message_search(*, text: str, after: str = "", size: int = SEARCH_PAGE_SIZE) 
     """
     rows = Message.objects.filter(Matches(F("search_vector"), bilingual_query(text)))
     few = rows.order_by()[:FEW_MATCHES + 1].count() <= FEW_MATCHES
-    newest = SortedAfterFetch(F("created_at")).desc() if few else F("created_at").desc()
-    rows = rows.select_related("conversation__contact", "agent").order_by(newest, "-pk")
+    rows = newest_first(rows.select_related("conversation__contact", "agent"), few=few)
     return keyset_page(rows, after=after, size=size)
 
 
@@ -316,7 +313,8 @@ class ThreadEntry:
 
     @property
     def event_label(self) -> str:
-        """Return the event as the thread says it: "escalated: Customer asked for a person", "taken over by ana"…"""
+        """Return the event as the thread says it: "escalated: Customer asked for a person", "taken over by
+        ana"…"""
         event = self.event
         if event is None:
             return ""

@@ -19,7 +19,7 @@ from django.views.decorators.http import require_GET, require_POST
 from core import params
 from desk import chat as webchat
 from desk import complaints, rules, services
-from desk.access import access_conversation, conversation_verdict, may_read_conversations, may_work_desk
+from desk.access import access_conversation, conversation_verdict, may_work_desk, require_conversation_reader
 from desk.credit_notes import credit_note_panel
 from desk.forms import AssignForm, MarkWrongForm, NoteForm, QueueFilterForm, ReplyForm
 from desk.identify import CustomerSearch, customer_search
@@ -153,15 +153,15 @@ SEARCH_MAX = 200
 def search(request):
     """Search message text (full text, accents and es/en word forms folded) and customers (name, WhatsApp
     number, billing id); messages newest first, paged by keyset."""
-    if not may_read_conversations(request.user):
-        raise PermissionDenied("Your role does not open conversations.")
+    require_conversation_reader(request.user)
     query = params.text(request.GET.get("q"), label="The search", max_length=SEARCH_MAX)
     cursor = params.cursor(request.GET.get("after"))
     term = query.value.strip() if query.ok else ""
+    after = request.GET.get("after", "") if cursor.ok else ""  # a malformed cursor: the first page
     hits, next_cursor, contacts = [], None, []
     if term:
-        hits, next_cursor = message_search(text=term, after=request.GET.get("after", "") if cursor.ok else "")
-        contacts = [] if request.GET.get("after") else contacts_matching(term=term)
+        hits, next_cursor = message_search(text=term, after=after)
+        contacts = [] if after else contacts_matching(term=term)
     more = None
     if next_cursor:
         more_query = request.GET.copy()
@@ -170,7 +170,7 @@ def search(request):
     problems = [p for p in (query.error, cursor.error) if p]
     return render(request, "desk/search.html", {
         "q": query.value if query.ok else "", "term": term, "hits": hits, "contacts": contacts,
-        "more_query": more, "paged": bool(request.GET.get("after")) and cursor.ok, "problems": problems,
+        "more_query": more, "paged": bool(after), "problems": problems,
     }, status=400 if query.error else 200)
 
 
@@ -178,8 +178,7 @@ def search(request):
 @require_GET
 def contact(request, contact_id):
     """Everything of one contact: who they are and every conversation they had, newest first."""
-    if not may_read_conversations(request.user):
-        raise PermissionDenied("Your role does not open conversations.")
+    require_conversation_reader(request.user)
     person = get_object_or_404(Contact, pk=contact_id)
     return render(request, "desk/contact.html", {
         "contact": person, "conversations": contact_conversations(contact=person),

@@ -12,7 +12,7 @@ from django.db.models import Exists, F, OuterRef, QuerySet
 from core import params as core_params
 from core.keyset import keyset_page
 from desk.models import ComplaintSignal, Conversation, Message
-from core.fulltext import Matches, SortedAfterFetch, bilingual_query
+from core.fulltext import Matches, bilingual_query, newest_first
 from traces import labels
 from traces.models import (
     FailureClass,
@@ -207,7 +207,7 @@ def trace_page(*, filters: TraceFilters, after: str = "", size: int = PAGE_SIZE,
     """
     traces = traces_filtered(filters=filters)
     if filters.text and matches is not None and matches <= COUNT_LIMIT:
-        traces = traces.order_by(SortedAfterFetch(F("created_at")).desc(), "-pk")
+        traces = newest_first(traces, few=True)
     traces = traces.select_related("conversation").defer(
         "retrieval", "tool_calls", "evidence", "attempts", "humanizer", "citations", "token_usage", "search_vector")
     return keyset_page(traces, after=after, size=size)

@@ -89,8 +89,8 @@ def test_a_malformed_cursor_means_the_first_page():
 
 @pytest.mark.parametrize("filters, expected", [
     (QueueFilters(reason="NO_CONTEXT"), ["nc"]),
-    (QueueFilters(assignee="me"), ["mine"]),
-    (QueueFilters(assignee="unassigned"), ["old", "nc", "wa-en"]),
+    (QueueFilters(view="mine"), ["mine"]),
+    (QueueFilters(view="unassigned"), ["old", "nc", "wa-en"]),
     (QueueFilters(channel="whatsapp"), ["wa-en"]),
     (QueueFilters(language="en"), ["wa-en"]),
     (QueueFilters(waiting_over_minutes=60), ["old"]),
