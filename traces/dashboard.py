@@ -26,7 +26,8 @@ from traces.rollup_stats import (
     percentile,
     stage_histograms,
 )
-from traces.rollups import COLUMNS, HOUR, day_floor, hour_floor, last_rolled_hour, rollup_select_sql
+from traces.rollups import (COLUMNS, HOUR, day_floor, first_unrolled_hour, hour_floor, last_rolled_hour,
+                            rollup_select_sql)
 
 LIVE_MAX_HOURS = 3
 READ_MARK = "-- the dashboard's read of src:"  # where a query's own part starts (bench/dashboard.py times them)
@@ -80,7 +81,7 @@ class Source:
         start, end = query.start(), query.end()
         last = last_rolled_hour()
         floor = hour_floor(now) - (LIVE_MAX_HOURS - 1) * HOUR
-        live_from = max(floor, last + HOUR) if last else floor
+        live_from = first_unrolled_hour(last, floor)
         gap_from = last + HOUR if last else start
         missing = gap_from < floor and start < floor and end > gap_from
         self.coverage = Coverage(live_from=live_from, missing_from=max(start, gap_from) if missing else None,

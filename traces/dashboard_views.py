@@ -19,7 +19,6 @@ from django.utils import timezone
 from django.views.decorators.http import require_POST
 
 from core import params
-from desk.reasons import LABELS as REASON_LABELS
 from traces import dashboard, labels, services
 from traces.access import dashboard_scope, require_trace_reviewer
 from traces.fingerprint import differences
@@ -182,7 +181,7 @@ def build(request: Request, *, scope: str, now: dt.datetime) -> dict:
     per_reason = counted.per_reason_day
     reasons = sorted({reason for _, reason in per_reason},
                      key=lambda r: (-sum(n for (_, rr), n in per_reason.items() if rr == r), r))
-    keys = [(r, labels.label(REASON_LABELS, r)) for r in reasons]
+    keys = [(r, labels.label(labels.LABELS_BY_FILTER["escalation_reason"], r)) for r in reasons]
     context["reasons"] = stacked_chart(day_names, {(d.isoformat(), r): n for (d, r), n in per_reason.items()}, keys)
     context["reason_links"] = {
         r: _trace_link(request, escalation_reason=r, outcome="escalated", since=query.first_day.isoformat(),
@@ -231,7 +230,7 @@ def build(request: Request, *, scope: str, now: dt.datetime) -> dict:
     stages = []
     for stage, hist in merged.stages.items():
         p95 = percentile(hist, LATENCY_EDGES_MS, 0.95)
-        stages.append((stage, labels.TURN_STAGE_LABELS.get(stage, stage), p95.text("ms"), sum(hist)))
+        stages.append((stage, labels.turn_stage_label(stage), p95.text("ms"), sum(hist)))
         csv_rows.append(("stage_latency", "", f"{stage}_p95_ms", p95.value))
     turn_p95 = percentile(merged.latency, LATENCY_EDGES_MS, 0.95)
     context["stages"] = stages

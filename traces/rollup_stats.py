@@ -16,6 +16,8 @@ from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from traces.labels import TURN_STAGE_ORDER
+
 # Milliseconds. Dense where turns usually land (0.1–5 s), then coarser up to a minute; a value above the
 # last edge is reported as "over 60 s". Changing the edges makes old rollups unreadable: rebuild them.
 LATENCY_EDGES_MS: tuple[float, ...] = (
@@ -25,8 +27,7 @@ LATENCY_EDGES_MS: tuple[float, ...] = (
 REPLY_EDGES_S: tuple[float, ...] = (
     30, 60, 120, 300, 600, 900, 1800, 2700, 3600, 5400, 7200, 10800, 14400, 21600, 28800, 43200, 86400)
 # The stages of a turn the dashboard times (bot/turn.py's recorder names; write_2, verify_2… fold into one).
-STAGES: tuple[str, ...] = ("gate", "route", "identify", "billing", "retrieve", "write", "verify", "fallback",
-                           "humanize", "send")
+STAGES: tuple[str, ...] = tuple(TURN_STAGE_ORDER)  # the turn's timed stages, in the order it runs them
 
 
 def stage_histograms(flat: Sequence[int], edges: Sequence[float] = LATENCY_EDGES_MS) -> dict[str, list[int]]:

@@ -233,30 +233,29 @@ def hours_marked_since(since: dt.datetime) -> list[dt.datetime]:
         return [row[0] for row in cursor.fetchall()]
 
 
-def rollups_roll_recent(*, now: dt.datetime | None = None) -> RebuildReport:
-    """Roll the completed hours not rolled yet (at most CATCH_UP_HOURS back) and re-roll the hours of the turns
-    marked in the last MARKS_WINDOW. The hourly beat task calls this."""
-    now = now or timezone.now()
-    current = hour_floor(now)
-    last = last_rolled_hour()
-    start = max(current - CATCH_UP_HOURS * HOUR, (last + HOUR) if last else current - CATCH_UP_HOURS * HOUR)
-    report = rollups_rebuild(start=start, end=current, now=now)
-    hours, rows = report.hours, report.rows
-    for hour in hours_marked_since(now - MARKS_WINDOW):
-        if start <= hour < current:
-            continue  # rolled just now
-        if hour >= current:
-            continue  # read live
-        again = rollups_rebuild(start=hour, end=hour + HOUR, now=now)
-        hours, rows = hours + again.hours, rows + again.rows
-    return RebuildReport(hours=hours, rows=rows)
-
-
-def live_start(*, now: dt.datetime, live_max_hours: int = 3) -> dt.datetime:
-    """Return where the live part of the dashboard starts: the hour after the last rolled one, but at most
-    `live_max_hours` before the current hour (older unrolled hours are reported missing, not scanned)."""
-    current = hour_floor(now)
-    last = last_rolled_hour()
-    floor = current - (live_max_hours - 1) * HOUR
+def first_unrolled_hour(last: dt.datetime | None, floor: dt.datetime) -> dt.datetime:
+    """Return the hour after the last rolled one (`last`), but never before `floor`: the beat task catches up
+    from there, and the dashboard reads live from there (older unrolled hours are reported missing)."""
     return max(floor, last + HOUR) if last else floor
 
+
+def rollups_roll_recent(*, now: dt.datetime | None = None) -> RebuildReport:
+    """Roll the completed hours not rolled yet (at most CATCH_UP_HOURS back) and re-roll the hours of the turns
+    marked in the last MARKS_WINDOW (consecutive marked hours in one rebuild). The hourly beat task calls this."""
+    now = now or timezone.now()
+    current = hour_floor(now)
+    start = first_unrolled_hour(last_rolled_hour(), current - CATCH_UP_HOURS * HOUR)
+    report = rollups_rebuild(start=start, end=current, now=now)
+    hours, rows = report.hours, report.rows
+    # Hours from `start` on were rolled just now, and the current one is read live.
+    marked = sorted(hour for hour in hours_marked_since(now - MARKS_WINDOW) if hour < start)
+    runs: list[list[dt.datetime]] = []
+    for hour in marked:
+        if runs and hour == runs[-1][1]:
+            runs[-1][1] = hour + HOUR
+        else:
+            runs.append([hour, hour + HOUR])
+    for run_start, run_end in runs:
+        again = rollups_rebuild(start=run_start, end=run_end, now=now)
+        hours, rows = hours + again.hours, rows + again.rows
+    return RebuildReport(hours=hours, rows=rows)

@@ -75,7 +75,7 @@ def test_the_dial_shows_both_rates_per_day_and_marks_the_prompt_change(story, an
     # Today: the rolled morning (3 of 4) plus the live turn of this hour (1 more): 4 of 5.
     assert "Escalation rate on 2026-11-20: 4 of 5</title>" in html
     assert "Escalation rate on 2026-11-15" not in html  # no turns that day: no point, not a zero
-    assert (f'href="/traces/?outcome=escalated&amp;since=2026-11-17&amp;until=2026-11-17"') in html
+    assert ('href="/traces/?outcome=escalated&amp;since=2026-11-17&amp;until=2026-11-17"') in html
 
 
 def test_old_hours_come_from_the_rollups_only(story, analyst):
