@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import difflib
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from django.db import IntegrityError, transaction
@@ -94,7 +94,7 @@ def golden_set_archive(*, golden_set: GoldenSet, archived: bool, user, now=None)
 
 @transaction.atomic
 def golden_set_gates_save(*, golden_set: GoldenSet, gates: dict | None, user, now=None) -> GoldenSet:
-    """Store the set's own gates (already validated by evals.gates.set_gates_config), or None to go back to
+    """Store the set's own gates (already validated by evals.gates.set_gates_problems), or None to go back to
     the repository's gates file."""
     golden_set = GoldenSet.objects.select_for_update().get(pk=golden_set.pk)
     golden_set.gates = gates
@@ -219,23 +219,17 @@ def _case_of_trace(*, trace: Trace, golden_set: GoldenSet) -> GoldenCase:
                                      origin=GoldenCase.Origin.TRACE, trace=trace, must_pass=False)
 
 
-@transaction.atomic
 def golden_case_from_trace(*, trace: Trace, user, golden_set: GoldenSet) -> GoldenCase:
     """Add a case from a trace to an open set and bump its version (see _case_of_trace for the starting hits).
 
-    A set holds one case per trace, as the bulk add keeps it: when the set already has this trace's case
-    (a double-clicked button, a second tab), that case is returned with `already_in_set = True` and nothing
-    changes. The set's row lock makes the second click wait for the first.
+    A set holds one case per trace, as the bulk add keeps it (this is the bulk add of one trace): when the set
+    already has this trace's case (a double-clicked button, a second tab), that case is returned with
+    `already_in_set = True` and nothing changes. The set's row lock makes the second click wait for the first.
     """
-    golden_set = GoldenSet.objects.select_for_update().get(pk=golden_set.pk)
-    golden_set_require_open(golden_set, to="add cases to it")
-    existing = golden_set.cases.filter(trace=trace).order_by("pk").first()
-    if existing is not None:
-        existing.already_in_set = True
-        return existing
-    case = _case_of_trace(trace=trace, golden_set=golden_set)
-    golden_set_bump(golden_set=golden_set, user=user, note=f"case {case.case_id} from trace {trace.pk}")
-    case.already_in_set = False
+    result = golden_cases_from_traces(traces=[trace], user=user, golden_set=golden_set,
+                                      describe=lambda cases: f"case {cases[0].case_id} from trace {trace.pk}")
+    case = result.added[0] if result.added else result.held[trace.pk]
+    case.already_in_set = not result.added
     return case
 
 
@@ -246,6 +240,7 @@ class BulkAddResult:
     golden_set: GoldenSet
     added: list[GoldenCase]
     already_in_set: list[int]  # trace ids
+    held: dict[int, GoldenCase] = field(default_factory=dict)  # the set's case of each trace it already held
 
     @property
     def summary(self) -> str:
@@ -256,15 +251,19 @@ class BulkAddResult:
 
 
 @transaction.atomic
-def golden_cases_from_traces(*, traces: list[Trace], user, golden_set: GoldenSet) -> BulkAddResult:
-    """Add one case per trace that the set does not hold yet (as golden_case_from_trace does); bump once.
+def golden_cases_from_traces(*, traces: list[Trace], user, golden_set: GoldenSet,
+                             describe=None) -> BulkAddResult:
+    """Add one case per trace that the set does not hold yet; bump the version once (its note: `describe(added)`,
+    or how many cases from which traces).
 
     Holds the set's row lock while it checks and writes: a second submit of the same form waits for the
     first, then finds every trace already in the set and adds nothing.
     """
     golden_set = GoldenSet.objects.select_for_update().get(pk=golden_set.pk)
     golden_set_require_open(golden_set, to="add cases to it")
-    held = set(golden_set.cases.filter(trace__in=[t.pk for t in traces]).values_list("trace_id", flat=True))
+    held = {}
+    for case in golden_set.cases.filter(trace__in=[t.pk for t in traces]).order_by("-pk"):
+        held[case.trace_id] = case  # the first case made of a trace wins
     added, already = [], []
     for trace in dict((t.pk, t) for t in traces).values():
         if trace.pk in held:
@@ -273,9 +272,10 @@ def golden_cases_from_traces(*, traces: list[Trace], user, golden_set: GoldenSet
         added.append(_case_of_trace(trace=trace, golden_set=golden_set))
     if added:
         ids = ", ".join(case.case_id for case in added)
-        golden_set_bump(golden_set=golden_set, user=user, note=f"{len(added)} case(s) from traces: {ids}")
+        note = describe(added) if describe else f"{len(added)} case(s) from traces: {ids}"
+        golden_set_bump(golden_set=golden_set, user=user, note=note)
         golden_set.refresh_from_db(fields=["current_version"])
-    return BulkAddResult(golden_set=golden_set, added=added, already_in_set=already)
+    return BulkAddResult(golden_set=golden_set, added=added, already_in_set=already, held=held)
 
 
 @transaction.atomic
@@ -361,11 +361,11 @@ def missing_documents(case: GoldenCase, deleted: set[str]) -> list[str]:
     return [slug for slug in dict.fromkeys([*case.hits, *case.hard_negatives]) if slug in deleted]
 
 
-def gate_decision_record(*, run, golden_set_name: str | None, gates_file: str, gates_text: str, baseline: str,
-                         outcome, newly_failing: list[str]) -> GateDecision:
-    """Store one gate decision (`outcome` is evals.gates.GateReport) with a row per gate and why it decided so."""
-    golden_set = run.golden_set if run is not None else (
-        GoldenSet.objects.filter(name=golden_set_name).first() if golden_set_name else None)
+def gate_decision_record(*, run, gates_file: str, gates_text: str, baseline: str, outcome,
+                         newly_failing: list[str]) -> GateDecision:
+    """Store one gate decision on a run (`outcome` is evals.gates.GateReport) with a row per gate and why it
+    decided so. A saved report (`gate --report`) has no run and is only logged."""
+    golden_set = run.golden_set
     reasons = [{"metric": result.gate.metric, "value": result.value, "judged_on": result.judged_on,
                 "decision": result.decision.value, "detail": result.detail} for result in outcome.results]
     return GateDecision.objects.create(

@@ -73,6 +73,6 @@ def run_gate(*, run: EvalRun) -> GateDecision:
     comparison = run_compare(base=base, head=run) if base is not None else None
     newly_failing = comparison.newly_failing if comparison is not None else None
     outcome = evaluate(gates.config, run_gate_report(run), newly_failing=newly_failing)
-    return gate_decision_record(run=run, golden_set_name=run.golden_set.name, gates_file=gates.source,
+    return gate_decision_record(run=run, gates_file=gates.source,
                                 gates_text=gates.text, baseline=f"run {base.pk}" if base is not None else "",
                                 outcome=outcome, newly_failing=newly_failing or [])

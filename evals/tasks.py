@@ -23,11 +23,9 @@ def eval_run_task(golden_set_id: int, retrieval_only: bool, user_id: int | None)
     user = get_user_model().objects.filter(pk=user_id).first() if user_id else None
     try:
         run = eval_run(golden_set=golden_set, retrieval_only=retrieval_only, user=user)
-    except EvalRunError as error:
-        # The run is saved as failed with its error and shows so on the runs page; retrying would repeat it.
-        logger.warning("%s", error)
-        return
-    except GoldenSetError as error:  # archived after the run was queued: nothing ran
+    except (EvalRunError, GoldenSetError) as error:
+        # A failed run is saved with its error and shows so on the runs page (retrying would repeat it); a set
+        # archived after the run was queued ran nothing.
         logger.warning("%s", error)
         return
     try:

@@ -216,6 +216,7 @@ FINGERPRINT_PROBES = ("¿Cuánto cuesta la reconexión del servicio de fibra?",
                       "The late fee is 5 % of the unpaid balance after the grace period.")
 
 
+@functools.cache  # one embedder, one fingerprint: its vectors do not change while the process runs
 def embedder_fingerprint(embedder: Embedder) -> str:
     """Return a short hash of the exact vectors `embedder` gives two fixed texts.
 

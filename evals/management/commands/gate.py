@@ -44,7 +44,7 @@ class Command(BaseCommand):
 
     def handle(self, *args, gates, report=None, calibration=None, run=None, baseline=None, save_run=None,
                file_gates=False, **options):
-        config = self._read_gates(gates)
+        config, gates_text = self._read_gates(gates)
         if report and run:
             raise CommandError("give --report or --run, not both")
         if save_run is not None and (report or (run is None and not config.golden_set)):
@@ -68,7 +68,7 @@ class Command(BaseCommand):
             payload, origin = self._run_eval(config), f"eval_retrieval on {config.golden}"
         if calibration:
             payload.update(_read_json(calibration, what="calibration"))
-        gates_name, gates_text = str(gates), gates.read_text(encoding="utf-8")
+        gates_name = str(gates)
         if head is not None and not file_gates:
             try:
                 chosen = set_gates(head.golden_set, file_config=config, file_text=gates_text)
@@ -126,7 +126,7 @@ class Command(BaseCommand):
         from evals.services import gate_decision_record
 
         if head is not None:  # a saved report (--report) is recorded in the run log only
-            gate_decision_record(run=head, golden_set_name=config.golden_set, gates_file=gates_name,
+            gate_decision_record(run=head, gates_file=gates_name,
                                  gates_text=gates_text,
                                  baseline=_baseline_name(base) if base is not None else "",
                                  outcome=outcome, newly_failing=comparison.newly_failing if comparison else [])
@@ -134,10 +134,12 @@ class Command(BaseCommand):
             raise SystemExit(outcome.decision.exit_code)
 
     def _read_gates(self, path: Path):
+        """Return the gates file's config and its text (the text is hashed into the stored decision)."""
         if not path.is_file():
             raise CommandError(f"{path}: no such gates file")
+        text = path.read_text(encoding="utf-8")
         try:
-            return parse_gates(path.read_text(encoding="utf-8"), source=str(path))
+            return parse_gates(text, source=str(path)), text
         except GatesFileError as exc:
             raise CommandError(str(exc)) from exc
 
