@@ -140,7 +140,7 @@ def rollups_rebuild(*, start: dt.datetime, end: dt.datetime, now: dt.datetime | 
                     chunk: dt.timedelta = dt.timedelta(days=1)) -> RebuildReport:
     """Rebuild the rollup rows of every hour in [hour of start, hour of end); rebuilding twice changes nothing.
 
-    Each chunk of hours (a day by default) is one transaction: its old rows are deleted and the new ones
+    Each chunk of hours (up to the next local midnight by default) is one transaction: its old rows are deleted and the new ones
     inserted under an advisory lock, so a reader sees either the old hour or the new one, and two rebuilds
     of the same hour wait for each other instead of inserting it twice. The current hour (`now`) and any later
     one are never rolled: the dashboard reads them live.
@@ -150,7 +150,10 @@ def rollups_rebuild(*, start: dt.datetime, end: dt.datetime, now: dt.datetime | 
     hours = rows = 0
     cursor_at = first
     while cursor_at < last:
-        upto = min(last, cursor_at + chunk)
+        # Chunks end at a local midnight, so each day's DailyRollup is summed once, from whole hours (a chunk
+        # of 24 UTC hours from any other hour spans two local days, and summed each twice).
+        boundary = day_floor(cursor_at + chunk)
+        upto = min(last, boundary if boundary > cursor_at else cursor_at + chunk)
         rows += _rebuild_range(cursor_at, upto, now)
         hours += int((upto - cursor_at) / HOUR)
         cursor_at = upto
