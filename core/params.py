@@ -211,6 +211,20 @@ def text(raw: str | None, *, label: str = "The text", default: str = "", max_len
     return Parsed(value)
 
 
+def name(raw: str | None, *, label: str = "The name", max_length: int, empty: str) -> Parsed[str]:
+    """Return a name someone gave a thing: text with its runs of spaces made one, not empty (`empty` says what
+    to do), printable (no control characters)."""
+    parsed = text(raw, label=label, max_length=max_length)
+    if parsed.error:
+        return parsed
+    value = " ".join(parsed.value.split())
+    if not value:
+        return Parsed("", empty)
+    if not value.isprintable():
+        return Parsed("", f"{label} cannot contain control characters.")
+    return Parsed(value)
+
+
 def cursor(raw: str | None) -> Parsed[tuple[dt.datetime, int] | None]:
     """Return a keyset cursor (core/keyset.py); a malformed one means the first page."""
     if _blank(raw):

@@ -42,14 +42,10 @@ def golden_set_require_open(golden_set: GoldenSet, *, to: str) -> None:
 
 def golden_set_name_check(raw: str | None, *, golden_set: GoldenSet | None = None) -> str:
     """Return a usable set name: not empty, at most NAME_MAX characters, no other set's (in any letter case)."""
-    parsed = params.text(raw, label="The name", max_length=NAME_MAX)
+    parsed = params.name(raw, max_length=NAME_MAX, empty="Give the set a name.")
     if parsed.error:
         raise GoldenSetError(parsed.error)
-    name = " ".join(parsed.value.split())
-    if not name:
-        raise GoldenSetError("Give the set a name.")
-    if not name.isprintable():
-        raise GoldenSetError("The name cannot contain control characters.")
+    name = parsed.value
     others = GoldenSet.objects.filter(name__iexact=name)
     if golden_set is not None:
         others = others.exclude(pk=golden_set.pk)

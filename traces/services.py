@@ -235,14 +235,10 @@ def saved_filter_query(raw_query: str) -> str:
 def saved_filter_save(*, user, name: str | None, raw_query: str) -> tuple[SavedFilter, str]:
     """Save the browser's current filters under a name of this user's; return the filter and what happened
     ("saved", "replaced": the name held other filters, "unchanged": the same ones — a second click)."""
-    parsed = core_params.text(name, label="The name", max_length=SavedFilter.NAME_MAX)
+    parsed = core_params.name(name, max_length=SavedFilter.NAME_MAX, empty="Give the filter a name.")
     if parsed.error:
         raise SavedFilterError(parsed.error)
-    name = " ".join(parsed.value.split())
-    if not name:
-        raise SavedFilterError("Give the filter a name.")
-    if not name.isprintable():
-        raise SavedFilterError("The name cannot contain control characters.")
+    name = parsed.value
     query = saved_filter_query(raw_query)
     saved = SavedFilter.objects.select_for_update().filter(user=user, name=name).first()
     if saved is None:
