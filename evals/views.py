@@ -693,8 +693,9 @@ def golden_bulk_add(request):
         (ids.append(parsed.value) if parsed.value is not None else bad.append(parsed.error or "A trace id is empty."))
     if len(raw_ids) > BULK_MAX:
         bad.append(f"Add at most {BULK_MAX} traces at a time.")
-    traces = list(Trace.objects.filter(pk__in=ids).prefetch_related("golden_cases__golden_set")
-                  .order_by("-created_at", "-pk")) if not bad else []
+    # The reply comes along: making a case asks whether an agent marked it wrong (one query per trace without).
+    traces = list(Trace.objects.filter(pk__in=ids).select_related("reply")
+                  .prefetch_related("golden_cases__golden_set").order_by("-created_at", "-pk")) if not bad else []
     missing = sorted(set(ids) - {trace.pk for trace in traces})
     if missing and not bad:
         bad.append(f"No trace {', '.join(map(str, missing))}.")
