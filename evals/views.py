@@ -176,47 +176,36 @@ def golden_set_create(request):
     return redirect("evals:golden_set", golden_set.pk)
 
 
-def _gate_form_rows(golden_set: GoldenSet) -> list[ThresholdRow]:
-    """Return the rows of the set's gates form: the repository's metrics, with the set's own values if edited."""
+def _gates_card(golden_set: GoldenSet) -> dict:
+    """Return what the set's gates card shows, reading the repository's gates file once and parsing the set's
+    stored gates once: the form's rows (the file's metrics, with the set's own values if edited), must-pass
+    ids, no_new_failures, k, and why the stored gates cannot be used ('' when they can, or when there are none)."""
     defaults = set_gates_defaults(golden_set)
     rows = threshold_rows(gates_from_mapping(defaults, source=REPOSITORY_GATES))
-    if golden_set.gates is None:
-        return rows
-    try:
-        own = {row.metric: row for row in threshold_rows(gates_from_mapping(golden_set.gates,
-                                                                            source=own_gates_source(golden_set)))}
-    except GatesFileError:  # stored gates edited outside the page: show the file's, the card says so
-        return rows
-    shown = [own.get(row.metric) or ThresholdRow(metric=row.metric, higher_is_better=row.higher_is_better,
-                                                  optional=row.optional, judge_on=row.judge_on) for row in rows]
-    return shown + [row for metric, row in own.items() if metric not in {r.metric for r in rows}]
-
-
-def _gates_unreadable(golden_set: GoldenSet) -> str:
-    """Return why the set's stored gates cannot be used ('' when they can, or when it has none)."""
-    if golden_set.gates is None:
-        return ""
-    try:
-        gates_from_mapping(golden_set.gates, source=own_gates_source(golden_set))
-    except GatesFileError as error:
-        return str(error)
-    return ""
-
-
-def _gates_summary(golden_set: GoldenSet) -> dict:
-    stored = golden_set.gates if isinstance(golden_set.gates, dict) else set_gates_defaults(golden_set)
+    unreadable = ""
+    if golden_set.gates is not None:
+        try:
+            stored_config = gates_from_mapping(golden_set.gates, source=own_gates_source(golden_set))
+            own = {row.metric: row for row in threshold_rows(stored_config)}
+        except GatesFileError as error:  # edited outside the page: show the file's, the card says so
+            unreadable = str(error)
+        else:
+            rows = [own.get(row.metric) or ThresholdRow(metric=row.metric, higher_is_better=row.higher_is_better,
+                                                         optional=row.optional, judge_on=row.judge_on)
+                    for row in rows] + [row for metric, row in own.items() if metric not in {r.metric for r in rows}]
+    stored = golden_set.gates if isinstance(golden_set.gates, dict) else defaults
     must_pass = stored.get("must_pass") if isinstance(stored.get("must_pass"), list) else []
     k = stored.get("k") if isinstance(stored.get("k"), int) and not isinstance(stored.get("k"), bool) else 5
-    return {"must_pass": [str(case) for case in must_pass], "no_new_failures": bool(stored.get("no_new_failures")),
-            "k": k}
+    return {"rows": rows, "must_pass": [str(case) for case in must_pass],
+            "no_new_failures": bool(stored.get("no_new_failures")), "k": k, "unreadable": unreadable}
 
 
-def _detail_context(golden_set: GoldenSet) -> dict:
+def _detail_context(golden_set: GoldenSet, *, card: dict | None = None) -> dict:
     cases = list(golden_set.cases.select_related("trace", "failure_class"))
     deleted = services.deleted_document_slugs()
     for case in cases:
         case.missing_documents = services.missing_documents(case, deleted)
-    summary = _gates_summary(golden_set)
+    card = card or _gates_card(golden_set)
     return {
         "golden_set": golden_set, "cases": cases,
         "cases_missing_documents": sum(1 for case in cases if case.missing_documents),
@@ -226,9 +215,9 @@ def _detail_context(golden_set: GoldenSet) -> dict:
         "gate": golden_set.gate_decisions.first(),
         "failure_classes": FailureClass.objects.filter(merged_into__isnull=True)
         .select_related("session").annotate(note_count=Count("notes")).order_by("session__name", "name"),
-        "gate_rows": _gate_form_rows(golden_set), "gates_must_pass": ", ".join(summary["must_pass"]),
-        "gates_no_new_failures": summary["no_new_failures"], "repository_gates": REPOSITORY_GATES,
-        "gates_unreadable": _gates_unreadable(golden_set),
+        "gate_rows": card["rows"], "gates_must_pass": ", ".join(card["must_pass"]),
+        "gates_no_new_failures": card["no_new_failures"], "repository_gates": REPOSITORY_GATES,
+        "gates_unreadable": card["unreadable"],
         "rename_value": golden_set.name,
     }
 
@@ -296,7 +285,8 @@ def golden_set_gates(request, golden_set_id):
             messages.info(request, f"{golden_set.name} already follows {REPOSITORY_GATES}.")
         return redirect("evals:golden_set", golden_set.pk)
     problems, rows = [], []
-    for row in _gate_form_rows(golden_set):
+    card = _gates_card(golden_set)
+    for row in card["rows"]:
         values = {}
         for kind in ("iterate", "block"):
             parsed = params.number(request.POST.get(f"{kind}:{row.metric}"),
@@ -314,12 +304,12 @@ def golden_set_gates(request, golden_set_id):
     case_ids = set(golden_set.cases.values_list("case_id", flat=True))
     problems += set_gates_problems(rows=rows, must_pass=must_pass, case_ids=case_ids)
     if problems:
-        context = _detail_context(golden_set)
+        context = _detail_context(golden_set, card=card)
         context.update(gate_rows=rows, gates_must_pass=must_pass_field.value,
                        gates_no_new_failures="no_new_failures" in request.POST, gates_errors=problems)
         return render(request, "traces/golden_set_detail.html", context, status=400)
     mapping = set_gates_mapping(rows=rows, must_pass=must_pass, no_new_failures="no_new_failures" in request.POST,
-                                k=_gates_summary(golden_set)["k"])
+                                k=card["k"])
     services.golden_set_gates_save(golden_set=golden_set, gates=mapping, user=request.user)
     messages.success(request, f"Gates of {golden_set.name} saved: its runs and `manage.py gate` use them now.")
     return redirect(f"{reverse('evals:golden_set', args=[golden_set.pk])}#gates")
