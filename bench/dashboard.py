@@ -42,21 +42,28 @@ DAYS = 90
 CONFIGURATION_DAYS = [0, 30, 60, 80]
 
 
+def _swap(sql: str, old: str, new: str) -> str:
+    """Replace one known piece of bench/traces.py's INSERT; a piece no longer there stops the bench instead of
+    letting it run without what it measures."""
+    if old not in sql:
+        raise SystemExit(f"bench/traces.py's GENERATE_SQL no longer contains {old!r}: update bench/dashboard.py")
+    return sql.replace(old, new)
+
+
 def _generate_sql(configurations: list[str]) -> str:
     """The trace benchmark's INSERT, with a configuration by date and the writer's token usage."""
     sql = bench_traces.GENERATE_SQL
     day = "(%(days)s * g::float / %(total)s)"  # days from the start, as created_at counts them
     by_day = "CASE " + " ".join(f"WHEN {day} >= {start} THEN '{fp}'" for start, fp in
                                  reversed(list(zip(CONFIGURATION_DAYS, configurations)))) + " END"
-    sql = sql.replace("internal_note, router_version)", "internal_note, router_version, configuration_id)")
-    sql = sql.replace("'bench-router'\nFROM", f"'bench-router', {by_day}\nFROM")
+    sql = _swap(sql, "internal_note, router_version)", "internal_note, router_version, configuration_id)")
+    sql = _swap(sql, "'bench-router'\nFROM", f"'bench-router', {by_day}\nFROM")
     tokens = ("jsonb_build_object('prompt_tokens', 600 + hashint(g, 21) %% 900, "
               "'completion_tokens', 80 + hashint(g, 22) %% 200)")
-    sql = sql.replace("'{}'::jsonb,\n       now() - ((g::float", f"{tokens},\n       now() - ((g::float")
+    sql = _swap(sql, "'{}'::jsonb,\n       now() - ((g::float", f"{tokens},\n       now() - ((g::float")
     # Oldest first: g = 1 is 90 days ago (the original counts back from now as g grows).
-    sql = sql.replace("now() - ((g::float / %(total)s) * interval '90 days')",
-                      "now() - (((%(total)s - g)::float / %(total)s) * interval '90 days')")
-    return sql
+    return _swap(sql, "now() - ((g::float / %(total)s) * interval '90 days')",
+                 "now() - (((%(total)s - g)::float / %(total)s) * interval '90 days')")
 
 
 def build(total: int, *, reuse: bool) -> None:
