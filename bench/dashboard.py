@@ -73,7 +73,6 @@ def build(total: int, *, reuse: bool) -> None:
     from django.db import connection
     from django.utils import timezone
 
-    from desk.models import Contact, Conversation
     from traces.fingerprint import ConfigurationParts
     from traces.models import Configuration, HourlyRollup, RolledHour, Trace
     from traces.services import configuration_record
@@ -91,8 +90,6 @@ def build(total: int, *, reuse: bool) -> None:
     HourlyRollup.objects.all().delete()
     RolledHour.objects.all().delete()
     Configuration.objects.all().delete()
-    Conversation.objects.all().delete()
-    Contact.objects.all().delete()
     base = ConfigurationParts(prompt_version="writer-7", model="gpt-4o-mini", router_version="rules-3",
                               index_version=11, kb_prune_margin=0.12, kb_context_min_score=0.835,
                               bot_max_rewrites=2, phrases_hash="0" * 16)
@@ -102,23 +99,7 @@ def build(total: int, *, reuse: bool) -> None:
     first_day = timezone.now() - dt.timedelta(days=DAYS)
     for fp, start in zip(configurations, CONFIGURATION_DAYS):
         Configuration.objects.filter(pk=fp).update(first_seen_at=first_day + dt.timedelta(days=start))
-    contacts = Contact.objects.bulk_create(Contact(channel="whatsapp", name=f"bench {i}") for i in range(1000))
-    conversations = Conversation.objects.bulk_create(Conversation(contact=c, channel="whatsapp") for c in contacts)
-    first = min(c.pk for c in conversations)
-    generate = _generate_sql(configurations)
-    batch = 200_000
-    with connection.cursor() as cursor:
-        for start in range(1, total + 1, batch):
-            stop = min(total, start + batch - 1)
-            cursor.execute(generate % {
-                "first_conversation": first, "conversations": len(conversations), "total": total, "start": start,
-                "stop": stop, "days": DAYS, "queries_es": bench_traces._sql_array(bench_traces.QUERIES_ES),
-                "n_queries_es": len(bench_traces.QUERIES_ES),
-                "queries_en": bench_traces._sql_array(bench_traces.QUERIES_EN),
-                "n_queries_en": len(bench_traces.QUERIES_EN), "replies": bench_traces._sql_array(bench_traces.REPLIES),
-                "n_replies": len(bench_traces.REPLIES), "notes": bench_traces._sql_array(bench_traces.NOTES),
-                "n_notes": len(bench_traces.NOTES)})
-            print(f"  {stop:,} traces ({time.perf_counter() - started:.0f} s)", flush=True)
+    bench_traces.load(_generate_sql(configurations), total=total, started=started, days=DAYS)
     _desk_rows()
     with connection.cursor() as cursor:
         cursor.execute("VACUUM ANALYZE traces_trace")

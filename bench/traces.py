@@ -130,11 +130,35 @@ $$ SELECT (((hashtextextended(g::text, salt) % 1000003) + 1000003) % 1000003)::i
 """
 
 
+def load(sql: str, *, total: int, started: float, **extra) -> None:
+    """Make 1,000 conversations, then insert `total` traces with `sql` (GENERATE_SQL or a variant of it) in
+    batches inside PostgreSQL; `extra` fills any parameters a variant adds."""
+    from django.db import connection
+
+    from desk.models import Contact, Conversation
+
+    Conversation.objects.all().delete()
+    Contact.objects.all().delete()
+    contacts = Contact.objects.bulk_create(Contact(channel="whatsapp", name=f"bench {i}") for i in range(1000))
+    conversations = Conversation.objects.bulk_create(Conversation(contact=c, channel="whatsapp") for c in contacts)
+    first = min(c.pk for c in conversations)
+    batch = 200_000
+    with connection.cursor() as cursor:
+        for start in range(1, total + 1, batch):
+            stop = min(total, start + batch - 1)
+            cursor.execute(sql % {
+                "first_conversation": first, "conversations": len(conversations), "total": total, "start": start,
+                "stop": stop, "queries_es": _sql_array(QUERIES_ES), "n_queries_es": len(QUERIES_ES),
+                "queries_en": _sql_array(QUERIES_EN), "n_queries_en": len(QUERIES_EN),
+                "replies": _sql_array(REPLIES), "n_replies": len(REPLIES), "notes": _sql_array(NOTES),
+                "n_notes": len(NOTES), **extra})
+            print(f"  {stop:,} traces ({time.perf_counter() - started:.0f} s)", flush=True)
+
+
 def build(total: int, *, reuse: bool) -> None:
     from django.core.management import call_command
     from django.db import connection
 
-    from desk.models import Contact, Conversation
     from traces.models import Trace
 
     call_command("migrate", verbosity=0)
@@ -148,23 +172,7 @@ def build(total: int, *, reuse: bool) -> None:
         # The text-search index is built once after the load (as the migration builds it on an existing table),
         # not row by row during it; its build time is reported.
         cursor.execute(f"DROP INDEX IF EXISTS {SEARCH_INDEX}")
-    Conversation.objects.all().delete()
-    Contact.objects.all().delete()
-    contacts = Contact.objects.bulk_create(Contact(channel="whatsapp", name=f"bench {i}") for i in range(1000))
-    conversations = Conversation.objects.bulk_create(Conversation(contact=c, channel="whatsapp") for c in contacts)
-    first = min(c.pk for c in conversations)
-    batch = 200_000
-    with connection.cursor() as cursor:
-        for start in range(1, total + 1, batch):
-            stop = min(total, start + batch - 1)
-            sql = GENERATE_SQL % {
-                "first_conversation": first, "conversations": len(conversations), "total": total, "start": start,
-                "stop": stop, "queries_es": _sql_array(QUERIES_ES), "n_queries_es": len(QUERIES_ES),
-                "queries_en": _sql_array(QUERIES_EN), "n_queries_en": len(QUERIES_EN),
-                "replies": _sql_array(REPLIES), "n_replies": len(REPLIES), "notes": _sql_array(NOTES),
-                "n_notes": len(NOTES)}
-            cursor.execute(sql)
-            print(f"  {stop:,} traces ({time.perf_counter() - started:.0f} s)", flush=True)
+    load(GENERATE_SQL, total=total, started=started)
     _review_rows(total)
     loaded = time.perf_counter()
     index = next(i for i in Trace._meta.indexes if i.name == SEARCH_INDEX)

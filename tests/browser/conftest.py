@@ -75,3 +75,12 @@ def log_in(page, base_url: str, username: str, password: str, next_path: str) ->
     page.fill("#id_password", password)
     page.click("button[type=submit]")
     page.wait_for_url(f"{base_url}{next_path}")
+
+
+def assert_no_sideways_scroll(page) -> None:
+    """Fail when the page is wider than the window, naming the elements that stick out the furthest."""
+    overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+    wide = page.evaluate("""[...document.querySelectorAll('body *')].filter(e => e.getBoundingClientRect().right
+        > window.innerWidth + 1).slice(-4).map(e => e.tagName + '#' + e.id + '.' + e.className + ' '
+        + Math.round(e.getBoundingClientRect().right))""")
+    assert overflow <= 0, f"{overflow}px of sideways scroll at {page.viewport_size['width']}px on {page.url}: {wide}"

@@ -8,18 +8,10 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.conftest import BROWSER_MARKS, SCREENSHOTS, log_in
+from tests.browser.conftest import BROWSER_MARKS, SCREENSHOTS, assert_no_sideways_scroll, log_in
 
 pytestmark = BROWSER_MARKS
 CEDULA = "V-26042465"  # the simulator's C-1001
-
-
-def _no_sideways_scroll(page) -> None:
-    overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
-    wide = page.evaluate("""[...document.querySelectorAll('body *')].filter(e => e.getBoundingClientRect().right
-        > window.innerWidth + 1).slice(-4).map(e => e.tagName + '#' + e.id + '.' + e.className + ' '
-        + Math.round(e.getBoundingClientRect().right))""")
-    assert overflow <= 0, f"{overflow}px of sideways scroll at {page.viewport_size['width']}px on {page.url}: {wide}"
 
 
 def test_identify_answer_propose_approve_and_read_the_decision(live_server, browser_page, healthy_billing,
@@ -129,6 +121,6 @@ def test_every_desk_page_fits_without_sideways_scroll(live_server, browser_page,
     for path in paths:
         page.goto(f"{live_server.url}{path}")
         page.locator("main").wait_for()
-        _no_sideways_scroll(page)
+        assert_no_sideways_scroll(page)
     page.goto(f"{live_server.url}/desk/")
     page.screenshot(path=str(SCREENSHOTS / f"desk-inbox-{width}.png"), full_page=True)

@@ -3,18 +3,10 @@ customer search fit 390 px and 1440 px without sideways scroll, and a double-cli
 
 import pytest
 
-from tests.browser.conftest import BROWSER_MARKS, SCREENSHOTS, log_in
+from tests.browser.conftest import BROWSER_MARKS, SCREENSHOTS, assert_no_sideways_scroll, log_in
 
 pytestmark = BROWSER_MARKS
 WIDTHS = [390, 1440]
-
-
-def _no_sideways_scroll(page) -> None:
-    overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
-    wide = page.evaluate("""[...document.querySelectorAll('body *')].filter(e => e.getBoundingClientRect().right
-        > window.innerWidth + 1).slice(-4).map(e => e.tagName + '#' + e.id + '.' + e.className + ' '
-        + Math.round(e.getBoundingClientRect().right))""")
-    assert overflow <= 0, f"{overflow}px of sideways scroll at {page.viewport_size['width']}px: {wide}"
 
 
 @pytest.mark.parametrize("width", WIDTHS)
@@ -39,13 +31,13 @@ def test_each_role_sees_its_own_actions_and_the_page_fits(live_server, browser_p
     page.fill("#ask-text", "I spoke to her yesterday")
     page.get_by_role("button", name="Ask to take it").click()
     page.get_by_text("Asked.").wait_for()
-    _no_sideways_scroll(page)
+    assert_no_sideways_scroll(page)
     page.screenshot(path=str(SCREENSHOTS / f"desk-held-by-other-{width}.png"), full_page=True)
     page.get_by_role("button", name="Log out").click()
 
     log_in(page, live_server.url, "sue", "pw-sue-12345", path)
     assert page.locator("#take-over-reason").is_visible()
-    _no_sideways_scroll(page)
+    assert_no_sideways_scroll(page)
     page.get_by_role("button", name="Log out").click()
 
     log_in(page, live_server.url, "ana", "pw-ana-12345", path)
@@ -58,10 +50,10 @@ def test_each_role_sees_its_own_actions_and_the_page_fits(live_server, browser_p
     page.fill("#identify-q", "V-26042465")
     page.get_by_role("button", name="Search billing").click()
     page.get_by_text("found by cédula/RIF").wait_for()
-    _no_sideways_scroll(page)
+    assert_no_sideways_scroll(page)
     page.get_by_role("button", name="Resolve").click()
     page.locator("#next-inbound").wait_for()
     assert "Pedro Salas" in page.locator("#next-conversation").inner_text()
     assert page.locator("#composer-text").is_disabled()
-    _no_sideways_scroll(page)
+    assert_no_sideways_scroll(page)
     page.screenshot(path=str(SCREENSHOTS / f"desk-resolved-{width}.png"), full_page=True)
