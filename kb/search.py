@@ -6,7 +6,8 @@ a trace needs to show why it was retrieved, and whether the turn has context at 
 Two statements per search: the term lookup (which words the full-text branch requires, with their
 document counts; `kb/textquery.py` decides), then one statement that runs the three branches — the
 vector top-N through HNSW, the full-text AND hits ranked by BM25, the identifier overlap — and returns
-every candidate with its cosine, so the last fetch reads only the k chunks' texts.
+every candidate with its cosine and the texts of each branch's first k. The fused top k is nearly always
+among those; a third statement fetches the texts of any that is not.
 """
 
 from __future__ import annotations
@@ -28,8 +29,9 @@ from kb.textquery import (BM25_B, BM25_K1, IRREGULAR_FORMS, ConfigTotals, QueryT
 
 CONFIG_BY_LANGUAGE = {"es": "spanish", "en": "english"}
 LANGUAGE_BY_CONFIG = {config: language for language, config in CONFIG_BY_LANGUAGE.items()}
-# The full-text branch ranks at most this many AND matches (an AND of common words on a large corpus matches
-# thousands; ranking 500 cost ~6 ms at 100k chunks).
+# An AND that can match more chunks than this (its rarest word is that common) is checked among the vector
+# candidates only (TextPlan.selective): on a 100k-chunk corpus, fetching and ranking 200 matches from the heap
+# cost ~10 ms, three vector branches' worth, for words that single nothing out.
 TEXT_CANDIDATE_CAP = 200
 # ef_search must be at least the number of rows wanted or HNSW returns fewer; at 40 the bench's
 # recall@10 wandered 0.94–0.98 between builds, at 80 it held ≥ 0.998 for +0.1 ms.
@@ -70,6 +72,8 @@ class SearchResult:
     fused_ids: list[int] = field(default_factory=list)  # the whole fused list, before the cut at k (explain)
     identifiers: list[str] = field(default_factory=list)
     text_terms: list[str] = field(default_factory=list)  # "config:lexeme" the AND required
+    # configs whose AND is of common words only, checked among the vector candidates (TextPlan.selective)
+    text_among_candidates: list[str] = field(default_factory=list)
     context: ContextDecision = field(default_factory=lambda: ContextDecision(False, "empty query"))
     index_version: int | None = None  # the index version searched (traces record it)
 
@@ -86,6 +90,9 @@ class Branches:
     text: list[tuple[int, float]]  # (chunk id, BM25) of the AND hits
     identifier: list[int]
     similarity: dict[int, float | None]  # cosine of every candidate
+    # (text, language, document slug, section heading path) of each branch's first k: the fused top k is
+    # almost always among them, so the last fetch is usually not needed
+    rows: dict[int, tuple[str, str, str, str]] = field(default_factory=dict)
 
 
 def search(
@@ -114,10 +121,11 @@ def search(
     with transaction.atomic():
         plan, index_version = _term_lookup(query, language, ef_search=max(MIN_EF_SEARCH, vector_n))
         branches = _branches(query_vector, plan, identifiers, vector_n=vector_n, text_n=text_n, language=language,
-                             at_version=at_version)
+                             at_version=at_version, k=k)
     ranked = fuse(branches)
     fused = ranked[:k]
-    result = SearchResult(query=query, results=[], identifiers=identifiers, text_terms=shown_terms(plan))
+    result = SearchResult(query=query, results=[], identifiers=identifiers, text_terms=shown_terms(plan),
+                          text_among_candidates=sorted(set(plan.conjunctions) - set(plan.selective(TEXT_CANDIDATE_CAP))))
     if explain:
         result.vector_branch = [{"chunk_id": c, "score": round(s, 4)} for c, s in branches.vector]
         result.text_branch = [{"chunk_id": c, "rank": round(r, 4)} for c, r in branches.text]
@@ -128,7 +136,10 @@ def search(
         result.context = decide_context([], min_best_score=settings.KB_CONTEXT_MIN_SCORE)
         return result
 
-    rows = _chunk_rows([f.chunk_id for f in fused])
+    rows = dict(branches.rows)
+    missing = [f.chunk_id for f in fused if f.chunk_id not in rows]
+    if missing:
+        rows.update(_chunk_rows(missing))
     text_score = dict(branches.text)
     identifier_set = set(branches.identifier)
     candidates = [
@@ -198,8 +209,7 @@ def _term_lookup(query: str, language: str | None, *, ef_search: int | None) -> 
         # The query's accents are folded like the chunks' (or "móvil" never meets the stored "movil").
         # The stop words of each language the query uses tell which language it is written in. A lexeme of an
         # irregular form ("paid") brings its verb's lexeme ('pay') as another form of the same word.
-        irregular = [(config, form, verb) for config, table in IRREGULAR_FORMS.items() if config in configs
-                     for form, verb in table.items()]
+        irregular = [row for row in _irregular_lexemes(cursor) if row[0] in configs]
         cursor.execute(
             f"""
             WITH folded AS (SELECT translate(%s, %s, %s) AS text),
@@ -215,12 +225,7 @@ def _term_lookup(query: str, language: str | None, *, ef_search: int | None) -> 
                 UNION ALL
                 SELECT 'simple', word, position FROM words WHERE NOT stop_es AND NOT stop_en
             ),
-            irregular AS (
-                SELECT i.cfg, f.lexeme AS form, v.lexeme AS verb
-                FROM unnest(%s::text[], %s::text[], %s::text[]) AS i(cfg, form, verb),
-                     unnest(to_tsvector(i.cfg::regconfig, i.form)) AS f, unnest(to_tsvector(i.cfg::regconfig, i.verb)) AS v
-                WHERE f.lexeme <> v.lexeme
-            )
+            irregular AS (SELECT * FROM unnest(%s::text[], %s::text[], %s::text[]) AS i(cfg, form, verb))
             SELECT 'term', q.cfg, q.lexeme, q.position, coalesce(s.ndoc, 0), NULL::float8 FROM q
             LEFT JOIN {TermStat._meta.db_table} s ON s.config = q.cfg AND s.lexeme = q.lexeme
             UNION ALL
@@ -257,12 +262,33 @@ def _term_lookup(query: str, language: str | None, *, ef_search: int | None) -> 
     return plan_text_query(terms, totals, stop_words=stop_words), version
 
 
+_IRREGULAR_LEXEMES: list[tuple[str, str, str]] = []
+
+
+def _irregular_lexemes(cursor) -> list[tuple[str, str, str]]:
+    """Return (config, lexeme of the irregular form, lexeme of its verb) for IRREGULAR_FORMS, stemmed once per
+    process by the server's own configs (66 to_tsvector calls a search saves)."""
+    if not _IRREGULAR_LEXEMES:
+        pairs = [(config, form, verb) for config, table in IRREGULAR_FORMS.items() for form, verb in table.items()]
+        cursor.execute(
+            """
+            SELECT i.cfg, f.lexeme, v.lexeme
+            FROM unnest(%s::text[], %s::text[], %s::text[]) AS i(cfg, form, verb),
+                 unnest(to_tsvector(i.cfg::regconfig, i.form)) AS f, unnest(to_tsvector(i.cfg::regconfig, i.verb)) AS v
+            WHERE f.lexeme <> v.lexeme ORDER BY 1, 2, 3
+            """,
+            [[c for c, _, _ in pairs], [f for _, f, _ in pairs], [v for _, _, v in pairs]],
+        )
+        _IRREGULAR_LEXEMES[:] = [tuple(row) for row in cursor.fetchall()]
+    return _IRREGULAR_LEXEMES
+
+
 def text_scores(query: str, chunk_ids: list[int], *, language: str | None = None) -> dict[int, float]:
     """Return the BM25 of each given chunk that is an AND text hit for the query."""
     plan = text_plan(query, language)
     if plan.empty or not chunk_ids:
         return {}
-    sql, params = _text_sql(plan, live="id = ANY(%(only)s)", language_filter="", similarity=False)
+    sql, params = _text_sql(plan, live="c.id = ANY(%(only)s)", language_filter="", similarity=False, bounded=True)
     params.update(only=list(chunk_ids), text_n=len(chunk_ids))
     with connection.cursor() as cursor:
         cursor.execute(f"WITH {sql} SELECT id, score FROM text", params)
@@ -270,8 +296,9 @@ def text_scores(query: str, chunk_ids: list[int], *, language: str | None = None
 
 
 def _branches(vector: list[float], plan: TextPlan, identifiers: list[str], *, vector_n: int, text_n: int,
-              language: str | None, at_version: int | None) -> Branches:
-    """Run the vector, full-text and identifier branches in one statement; return them best first.
+              language: str | None, at_version: int | None, k: int = 5) -> Branches:
+    """Run the vector, full-text and identifier branches in one statement; return them best first, with the
+    texts of each branch's first k (`Branches.rows`).
 
     Call inside the transaction in which text_plan set HNSW's ef_search.
     """
@@ -282,7 +309,7 @@ def _branches(vector: list[float], plan: TextPlan, identifiers: list[str], *, ve
         live = "added_in <= %(version)s AND (retired_in IS NULL OR retired_in > %(version)s)"
     language_filter = " AND language = %(language)s" if language else ""
     params: dict = {"v": _vector_literal(vector), "vector_n": vector_n, "text_n": text_n, "version": at_version,
-                    "language": language, "identifiers": identifiers, "identifier_n": IDENTIFIER_CANDIDATES}
+                    "language": language, "identifiers": identifiers, "identifier_n": IDENTIFIER_CANDIDATES, "k": k}
     # The query vector is sent once (3 kB of text) and read back as an InitPlan, which HNSW orders by as it
     # would a parameter.
     ctes = ["qv AS MATERIALIZED (SELECT %(v)s::vector AS v)",
@@ -290,19 +317,30 @@ def _branches(vector: list[float], plan: TextPlan, identifiers: list[str], *, ve
              f"WHERE embedding IS NOT NULL AND {live}{language_filter} "
              f"ORDER BY embedding <=> (SELECT v FROM qv) LIMIT %(vector_n)s)")]
     selects = ["SELECT 'v', id, score, score FROM vec"]
-    if not plan.empty:
-        text_sql, text_params = _text_sql(plan, live=live, language_filter=language_filter)
+    firsts = ["(SELECT id FROM vec ORDER BY score DESC, id LIMIT %(k)s)"]
+    text_sql, text_params = _text_sql(plan, live=live, language_filter=language_filter, within="vec")
+    if text_sql:
         ctes.append(text_sql)
         params.update(text_params)
         selects.append("SELECT 't', id, score, similarity FROM text")
+        firsts.append("(SELECT id FROM text ORDER BY score DESC, id LIMIT %(k)s)")
     if identifiers:
         ctes.append(f"ident AS (SELECT id, 1 - (embedding <=> (SELECT v FROM qv)) AS similarity FROM {table} "
                     f"WHERE identifiers && %(identifiers)s::varchar[] AND {live}{language_filter} "
                     f"ORDER BY id LIMIT %(identifier_n)s)")
         selects.append("SELECT 'i', id, NULL, similarity FROM ident")
+        firsts.append("(SELECT id FROM ident ORDER BY id LIMIT %(k)s)")
+    # The texts of each branch's first k ride along (the fused top k almost always comes from them).
+    ctes.append(f"firsts AS ({' UNION '.join(firsts)})")
+    selects = [select.replace(" FROM ", ", NULL, NULL, NULL, NULL FROM ", 1) for select in selects]
+    selects.append(f"SELECT 'x', c.id, NULL, NULL, c.text, c.language, d.slug, s.heading_path FROM firsts "
+                   f"JOIN {table} c ON c.id = firsts.id JOIN {Document._meta.db_table} d ON d.id = c.document_id "
+                   f"JOIN {Section._meta.db_table} s ON s.id = c.section_id")
     with connection.cursor() as cursor:
         cursor.execute(f"WITH {', '.join(ctes)} {' UNION ALL '.join(selects)}", params)
-        rows = cursor.fetchall()
+        fetched = cursor.fetchall()
+    texts = {int(row[1]): tuple(row[4:]) for row in fetched if row[0] == "x"}
+    rows = [row[:4] for row in fetched if row[0] != "x"]
     similarity = {int(chunk_id): (None if cos is None else float(cos)) for _, chunk_id, _, cos in rows}
     # relaxed_order may return rows slightly out of order; every branch is ordered here, ties by chunk id.
     return Branches(
@@ -310,20 +348,33 @@ def _branches(vector: list[float], plan: TextPlan, identifiers: list[str], *, ve
         text=sorted(((int(c), float(s)) for b, c, s, _ in rows if b == "t"), key=lambda r: (-r[1], r[0])),
         identifier=sorted(int(c) for b, c, _, _ in rows if b == "i"),
         similarity=similarity,
+        rows=texts,
     )
 
 
-def _text_sql(plan: TextPlan, *, live: str, language_filter: str, similarity: bool = True) -> tuple[str, dict]:
-    """Return the CTEs (ending in `text`: id, score, similarity) of the full-text branch: the AND hits, by BM25."""
+def _text_sql(plan: TextPlan, *, live: str, language_filter: str, similarity: bool = True,
+              within: str | None = None, bounded: bool = False) -> tuple[str | None, dict]:
+    """Return the CTEs (ending in `text`: id, score, similarity) of the full-text branch: the AND hits, by BM25.
+
+    A selective AND (`TextPlan.selective`) is matched over every live chunk and all its matches are ranked.
+    An AND of common words is matched only among the ids of the CTE named by `within` (the vector branch's
+    candidates), or not at all without one. With `bounded`, `live` already names the few chunks to check and
+    every AND runs over them. Returns (None, {}) when no AND is left to run.
+    """
     table = Chunk._meta.db_table
     params: dict = {"cap": TEXT_CANDIDATE_CAP}
-    clauses, scores = [], {}
+    clauses, scores = {}, {}
     for config, lexemes in plan.conjunctions.items():
         params[f"and_{config}"] = tsquery_and(lexemes, plan.forms.get(config))
         if config == "simple":
-            clauses.append(f"search_vector_simple @@ %(and_{config})s::tsquery")
+            clauses[config] = f"c.search_vector_simple @@ %(and_{config})s::tsquery"
         else:
-            clauses.append(f"(language = '{LANGUAGE_BY_CONFIG[config]}' AND search_vector @@ %(and_{config})s::tsquery)")
+            clauses[config] = (f"(c.language = '{LANGUAGE_BY_CONFIG[config]}' "
+                               f"AND c.search_vector @@ %(and_{config})s::tsquery)")
+    corpus = list(plan.conjunctions) if bounded else plan.selective(TEXT_CANDIDATE_CAP)
+    narrow = [config for config in plan.conjunctions if config not in corpus] if within and not bounded else []
+    if not corpus and not narrow:
+        return None, {}
     for config, weights in plan.scored.items():
         params[f"lex_{config}"], params[f"idf_{config}"] = list(weights), list(weights.values())
         params[f"avg_{config}"] = max(plan.avg_words.get(config, 0.0), 1.0)
@@ -344,9 +395,16 @@ def _text_sql(plan: TextPlan, *, live: str, language_filter: str, similarity: bo
     score = (f"CASE {' '.join(branches)} ELSE {scores.get('simple', '0')} END" if branches
              else scores.get("simple", "0"))
     cosine = "1 - (c.embedding <=> (SELECT v FROM qv))" if similarity else "NULL::float8"
-    # At most `cap` matches are ranked: an AND of common words on a large corpus must not rank thousands.
-    sql = (f"conj AS MATERIALIZED (SELECT id FROM {table} WHERE ({' OR '.join(clauses)}) AND {live}{language_filter} "
-           f"LIMIT %(cap)s), "
+    matches = []
+    if corpus:
+        # At most `cap` rows: the bound comes from the term statistics, which a fresh import may not have
+        # refreshed yet.
+        matches.append(f"(SELECT c.id FROM {table} c WHERE ({' OR '.join(clauses[k] for k in corpus)}) "
+                       f"AND {live}{language_filter} LIMIT %(cap)s)")
+    if narrow:
+        matches.append(f"(SELECT c.id FROM {within} JOIN {table} c ON c.id = {within}.id "
+                       f"WHERE {' OR '.join(clauses[k] for k in narrow)})")
+    sql = (f"conj AS MATERIALIZED ({' UNION '.join(matches)}), "
            f"text AS (SELECT c.id, {score}::float8 AS score, {cosine} AS similarity "
            f"FROM conj JOIN {table} c ON c.id = conj.id "
            f"ORDER BY score DESC, c.id LIMIT %(text_n)s)")

@@ -109,10 +109,22 @@ class TextPlan:
     forms: dict[str, dict[str, list[str]]] = field(default_factory=dict)  # config → {lexeme: other forms it may take}
     scored: dict[str, dict[str, float]] = field(default_factory=dict)  # config → {lexeme: BM25 idf}
     avg_words: dict[str, float] = field(default_factory=dict)  # config → mean chunk length (BM25's avgdl)
+    # config → most chunks its AND can match: the document count of its rarest required word (in any form)
+    bounds: dict[str, int] = field(default_factory=dict)
 
     @property
     def empty(self) -> bool:
         return not self.conjunctions
+
+    def selective(self, cap: int) -> list[str]:
+        """Return the configs whose AND singles out at most `cap` chunks of the whole knowledge base.
+
+        Such an AND is searched over every chunk and all its matches are ranked. An AND whose rarest word
+        more than `cap` chunks hold (common words only: "pago factura" on a large knowledge base) cannot
+        single a chunk out on its own: it is checked on the vector branch's candidates only, where it still
+        proves those candidates relevant. A config missing from `bounds` (a plan built by hand) is selective.
+        """
+        return [config for config in self.conjunctions if self.bounds.get(config, 0) <= cap]
 
 
 def bm25_idf(ndoc: int, chunks: int) -> float:
@@ -155,6 +167,7 @@ def plan_text_query(terms: list[QueryTerm], totals: dict[str, ConfigTotals], *,
         required = _required(content, known)
         if required:
             plan.conjunctions[config] = [t.lexeme for t in required]
+            plan.bounds[config] = min(t.word_ndoc for t in required)
             forms = {t.lexeme: [lexeme for lexeme, ndoc in t.forms if ndoc > 0] for t in required}
             if any(forms.values()):
                 plan.forms[config] = {lexeme: others for lexeme, others in forms.items() if others}

@@ -105,3 +105,17 @@ def test_an_irregular_form_matches_its_verb_inside_the_and(kb, tmp_path):
     assert [h.doc for h in hits] == ["t-late-fee"]
     # The chunk that writes "paid" but nothing about lateness is no proof.
     assert not any(h.matched_by_text for h in result.fused if h.doc == "t-refund-annual")
+
+
+def test_an_and_of_common_words_is_proof_only_among_the_vector_candidates(kb, settings, monkeypatch):
+    settings.KB_VECTOR_CANDIDATES = 1  # with k=1: the vector branch brings one candidate
+    everywhere = search("annual plan", k=1, explain=True)
+    matching = {row["chunk_id"] for row in everywhere.text_branch}  # every chunk holding both words
+    candidates = {row["chunk_id"] for row in everywhere.vector_branch}
+    assert len(candidates) == 1 and len(matching - candidates) >= 2
+    assert everywhere.text_among_candidates == []
+
+    monkeypatch.setattr("kb.search.TEXT_CANDIDATE_CAP", 0)  # every word is now held by "too many" chunks
+    among = search("annual plan", k=1, explain=True)
+    assert among.text_among_candidates == ["english", "simple"]
+    assert {row["chunk_id"] for row in among.text_branch} == matching & candidates

@@ -104,3 +104,13 @@ def test_a_form_the_knowledge_base_knows_makes_the_word_known():
                             QueryTerm("english", "receipt", 5, 2)], TOTALS, stop_words={"english": 1})
     assert plan.conjunctions == {"english": ["sent", "receipt"]}
     assert plan.forms == {"english": {"sent": ["send"]}} and "sent" not in plan.scored["english"]
+
+
+def test_an_and_is_selective_when_its_rarest_word_is_held_by_few_chunks_in_any_form():
+    plan = plan_text_query(terms("english", ("late", 300), ("fee", 12)) + terms("simple", ("late", 400), ("fee", 250)),
+                           TOTALS, stop_words={"english": 1})
+    assert plan.bounds == {"english": 12, "simple": 250}
+    assert plan.selective(200) == ["english"]
+    assert plan.selective(250) == ["english", "simple"]
+    paid = [QueryTerm("english", "paid", 150, 1, (("pay", 90),)), QueryTerm("english", "bill", 500, 2)]
+    assert plan_text_query(paid, TOTALS, stop_words={"english": 1}).bounds == {"english": 240}
