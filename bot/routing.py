@@ -88,6 +88,7 @@ _MEDIA_REFERENCE = _rx(
     r"\b(te|le|les|os) (lo |la )?(mando|mande|envio|envie|reenvio|he enviado|acabo de enviar|dejo|paso)\b"
     r".{0,20}\b(comprobante|recibo|factura|captura|foto)",
     r"^\s*(ahi|aqui) (te )?va\b",
+    r"\b(i'?m attaching|attaching|adjuntando|(te|le|les|os) adjunto)\b",
 )
 
 # --- human: asks for a person -----------------------------------------------------------------------------------
@@ -112,6 +113,8 @@ _HUMAN = _rx(
     r"\b(me )?(pasas|podes pasar|puedes pasar|puede pasar) con\b",
     r"\bput me through\b|\btransfer me\b|\bconnect me\b|\bcall me\b|\bllamenme\b|\bllamame\b",
     r"\bdepartamento de\b",
+    r"\b(comunic\w*|pas[ae]\w*|transfer\w*|connect\w*|put me through) (me )?(con|with|to) (la |el )?"
+    r"(sen\u0303?ora|sen\u0303?or|sen\u0303?orita|sra|sr|srta|licenciada|licenciado|lic|ms|mr|mrs|miss)\b",
 )
 # "Send someone over" is a technician's visit, not a person to talk to; a fee to transfer the account to
 # another person's name is a policy question.
@@ -119,7 +122,19 @@ _NOT_HUMAN = _rx(
     r"\b(send|mand[ae]n?|envi[ae]n?)\b.{0,20}\b(someone|somebody|alguien|tecnico|technician)\b.{0,20}"
     r"\b(over|a la casa|a mi casa|to my (house|home)|visit|visita)",
     r"\b(nombre de|name of|'s name|to another person)\b",
+    r"\b(someone|somebody|alguien|tecnico|technician)\b.{0,20}\b(revis\w*|arregl\w*|repar\w*|instal\w*|chequ\w*|"
+    r"fix|repair|install|check|look at)\b.{0,25}\b(instalacion|fibra|router|modem|conexion|connection|cable|linea|"
+    r"line|internet|equipo|antena|wifi|servicio|service)\b",
 )
+
+# A hypothetical of something the customer might do ("si cancelo…", "si me atraso…", "si pago con…") asks what
+# would follow, not for the thing to be done. Present or subjunctive only: "si pagué" tells what happened.
+_HYPOTHETICAL = (r"\bsi (me |lo |la |les )?(cancel|cambi|pag|retir|suspend|baj|mud|atras|renunci|devuelv|adelant)"
+                 r"(o|as|a|amos|an|ara|aras|aran|ase)\b")
+
+# "¿cómo activo…?", "como cambio la clave…", "…, cómo recupero esa plata": how-to at the start of a clause (not
+# "hace como cuatro años", "reinicié el router como cinco veces").
+_HOW_TO = r"(^|[¿?,.;:!]\s*|\by )como (lo |la |le |me |les )?[a-z]{3,}o\b"
 
 # --- information: a question about how, how much, when or where is a document question --------------------------
 # Not one message that asks the bot to act, or asks for a person without a rule above noticing, reads like this
@@ -130,6 +145,10 @@ _INFORMATION = _rx(
     r"\b(que pasa|que datos|que requisitos|que significa|a que hora|a que correo|donde)\b",
     r"\bhay (alguna|algun) (multa|cargo|recargo|penalidad)\b",
     r"\bse puede\b",
+    _HYPOTHETICAL,
+    _HOW_TO,
+    r"\bcual(es)? (es|son) (el|la|los|las) (procedimiento|proceso|pasos|requisitos|politica)\b",
+    r"\bwhat (is|are|'s) the (procedure|process|steps|requirements|policy)\b",
     r"\bhow (do|does|much|long|many)\b|\bwhat happens\b|\bwhat('s| is| are) the\b|\bis there (a|an|any)\b",
 )
 
@@ -138,11 +157,21 @@ _INFORMATION = _rx(
 # devuelven todo?"): the knowledge base answers it, and the customer's facts join when they are known.
 _POLICY_QUESTION = _rx(
     r"\bcuant[oa]s? (cuesta|cobran|sale|tarda|dias|meses|es (la|el) (multa|recargo|cargo|costo))\b",
-    r"\bque pasa (si|con)\b", r"\bsi (me |lo |la |les? )?(?!yo\b)[a-z]{3,}(o|an)\b", r"\bsignifica\b",
-    r"\bcomo (hago|funciona|se)\b", r"\bse puede\b",
+    r"\bque pasa (si|con)\b", r"\bsignifica\b",
+    _HYPOTHETICAL,
+    r"\bcomo (hago|funciona|se)\b", _HOW_TO, r"\bse puede\b",
     r"\bhow much (does|do you|is the|is a|is an|are the|for)\b", r"\bhow (many|long|do|does)\b",
     r"\bwhat happens\b", r"\bmean\b", r"\bif i\b", r"\bdo you (accept|take|charge|offer)\b",
     r"\bis there (a|an|any)\b",
+    r"\bwhat (is|are|'s) (this|that|these|those)\b.{0,40}\b(line|charge|fee|item)\b",
+    r"\bque (es|son) (este|ese|esto|eso|estos|esos)\b.{0,40}\b(cargo|concepto|item|linea|recargo)\b",
+)
+# ...but the amount of the customer's own bill for a period, or what they owe, is their records however it is
+# asked ("¿cuánto sale la factura de este mes?", "how many months am I behind?").
+_OWN_RECORDS = _rx(
+    r"\b(cuant[oa]|how much)\b.{0,25}\b(factura|recibo|bill|invoice)\b.{0,25}"
+    r"\b(este mes|del mes|mes pasado|this month|last month)\b",
+    r"\b(debo|adeudo|owe|am i behind|estoy atrasad\w*|tengo (algo )?pendiente)\b",
 )
 
 
@@ -302,7 +331,7 @@ def decide(text: str, scores: Mapping[str, float], *, kind: str = "text", defaul
     route = Route(winner)
     unsure = confidence < threshold
     own_bill = bool(_OWN_BILL.search(folded))
-    if route == Route.ACCOUNT and _POLICY_QUESTION.search(folded):
+    if route == Route.ACCOUNT and _POLICY_QUESTION.search(folded) and not _OWN_RECORDS.search(folded):
         # How a policy works, asked about the customer's own case: the knowledge base answers the policy, and the
         # customer's facts join it when they are known, so nobody is asked for an account number first.
         return Routing(Route.DOCUMENT, language, capability=account_capability(text),

@@ -15,14 +15,20 @@ from pathlib import Path
 from bot.router import LocalRouter
 from bot.routing import Route
 
-LABELS_PATH = Path(__file__).resolve().parent / "fixtures" / "labels" / "routing.jsonl"
+LABELS_DIR = Path(__file__).resolve().parent / "fixtures" / "labels"
+# The first batch holds the three splits; the second batch (another hand, written later) adds examples and dev
+# messages only, so the test split is the first batch's alone.
+LABEL_FILES = (LABELS_DIR / "routing.jsonl", LABELS_DIR / "routing_more.jsonl")
 ROUTES = [route.value for route in Route]
 
 
-def labelled_messages(split: str, path: Path = LABELS_PATH) -> list[dict]:
-    """Return the labelled routing messages of one split."""
-    with open(path, encoding="utf-8") as handle:
-        return [row for row in map(json.loads, handle) if row["split"] == split]
+def labelled_messages(split: str, paths: tuple[Path, ...] = LABEL_FILES) -> list[dict]:
+    """Return the labelled routing messages of one split, from every batch."""
+    rows = []
+    for path in paths:
+        with open(path, encoding="utf-8") as handle:
+            rows.extend(row for row in map(json.loads, handle) if row["split"] == split)
+    return rows
 
 
 @dataclass

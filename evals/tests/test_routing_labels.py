@@ -10,7 +10,7 @@ import pytest
 from django.conf import settings
 
 from bot.router import EXAMPLES_PATH, local_router
-from evals.routing_eval import LABELS_PATH, labelled_messages, routing_report
+from evals.routing_eval import labelled_messages, routing_report
 
 
 @pytest.fixture(scope="module")
@@ -23,10 +23,11 @@ def test_report(router):
     return routing_report(router, "test")
 
 
-def test_the_router_keeps_exactly_the_examples_split():
+def test_the_router_keeps_exactly_the_examples_split_of_both_batches():
     with open(EXAMPLES_PATH, encoding="utf-8") as handle:
         kept = [json.loads(line) for line in handle]
-    examples = labelled_messages("examples", LABELS_PATH)
+    examples = labelled_messages("examples")
+    assert len(kept) == 416
     assert [(e["id"], e["text"], e["route"]) for e in kept] == [(e["id"], e["text"], e["route"]) for e in examples]
     held_out = {m["text"] for split in ("dev", "test") for m in labelled_messages(split)}
     assert not held_out & {e["text"] for e in kept}
@@ -34,7 +35,7 @@ def test_the_router_keeps_exactly_the_examples_split():
 
 def test_dev_split_accuracy_and_human_recall(router):
     report = routing_report(router, "dev")
-    assert report.total == 156
+    assert report.total == 299  # 156 of the first batch, 143 of the second
     assert report.accuracy >= 0.95, report.table()
     assert report.recall("human") >= 0.98, report.table()
 
@@ -44,11 +45,6 @@ def test_test_split_human_recall(test_report):
     assert test_report.recall("human") >= 0.98, test_report.table()
 
 
-def test_test_split_accuracy_does_not_fall_below_what_was_measured(test_report):
-    assert test_report.accuracy >= 0.91, test_report.table()
-
-
-@pytest.mark.xfail(strict=True, reason="measured 0.918 on the test split (target 0.95): account questions routed "
-                                       "to documents; see docs/bot.md")
 def test_test_split_accuracy_meets_the_target(test_report):
+    # Measured 0.956 (151/158): one message above the target (docs/bot.md, "Measured").
     assert test_report.accuracy >= 0.95, test_report.table()
