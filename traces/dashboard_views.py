@@ -178,7 +178,7 @@ def build(request: Request, *, scope: str, now: dt.datetime) -> dict:
             csv_rows.append(("dial", d.day.isoformat(), measure, getattr(d, measure)))
 
     # Escalations per reason per day, stacked.
-    per_reason = counted.per_reason_day
+    per_reason = dashboard.escalations_per_reason(source)
     reasons = sorted({reason for _, reason in per_reason},
                      key=lambda r: (-sum(n for (_, rr), n in per_reason.items() if rr == r), r))
     keys = [(r, labels.label(labels.LABELS_BY_FILTER["escalation_reason"], r)) for r in reasons]
