@@ -12,9 +12,10 @@
 * Rollups: the full 90-day rebuild (`rollups_rebuild`, what `manage.py rollups_rebuild` runs) once, then the
   hourly beat task's work (`rollups_roll_recent` after un-rolling the last hour), `--repeats` times.
 * Views: the dashboard of every range and slice (`traces.dashboard_views.build`, the exact queries the page
-  runs), and its CSV, timed as a whole and, for 30 and 90 days, per query; before them the rollup tables are
-  vacuumed as autovacuum would have done after the rebuild. Baseline, same run: the dial's per-day counts
-  read straight from the traces for the same range — what the page would cost without rollups.
+  runs), and its CSV, timed as a whole and, for 30 and 90 days, per query and as the whole rendered page;
+  before them the rollup tables are vacuumed as autovacuum would have done after the rebuild. Baseline, same
+  run: the dial's per-day counts read straight from the traces for the same range — what the page would cost
+  without rollups.
 Printed, not asserted. Target: every view p95 ≤ 200 ms at 1M traces; the hourly task well under a minute.
 """
 
@@ -273,6 +274,36 @@ def views(repeats: int) -> None:
         print(f"\nthe {name} view, query by query (p50 / p95 ms):")
         for body, timings in sorted(snapshot.items(), key=lambda kv: -_percentiles(kv[1])[1]):
             print(f"  {_percentiles(timings)[0]:8.1f} {_percentiles(timings)[1]:8.1f}  {body}")
+    pages(repeats, [case for case in cases if case[0] in BROKEN_DOWN])
+
+
+def pages(repeats: int, cases) -> None:
+    """Time the whole page as a supervisor gets it: the view, its queries and the template (~1,000 links and
+    the charts at 90 days), without the network and the middleware."""
+    from django.contrib.auth import get_user_model
+    from django.contrib.auth.models import Group
+    from django.contrib.messages.storage.fallback import FallbackStorage
+    from django.test import RequestFactory
+
+    from core.roles import ensure_roles
+    from traces.dashboard_views import dashboard_page
+
+    ensure_roles()
+    supervisor = get_user_model().objects.get_or_create(username="bench-supervisor")[0]
+    supervisor.groups.add(Group.objects.get(name="supervisor"))
+    print("\nthe whole page (view, queries and template):")
+    for name, _, make in cases:
+        timings = []
+        for i in range(repeats + 1):
+            request = RequestFactory().get("/dashboard/", make())
+            request.user, request.session = supervisor, {}
+            request._messages = FallbackStorage(request)
+            started = time.perf_counter()
+            response = dashboard_page(request)
+            if i:
+                timings.append((time.perf_counter() - started) * 1000)
+        p50, p95 = _percentiles(timings)
+        print(f"  {name:28} {p50:8.1f} {p95:8.1f}  ({len(response.content):,} bytes)")
 
 
 def main() -> int:
