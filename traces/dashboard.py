@@ -26,8 +26,8 @@ from traces.rollup_stats import (
     percentile,
     stage_histograms,
 )
-from traces.rollups import (COLUMNS, COUNTS, GROUP, HISTOGRAMS, HOUR, LOCAL_DAY_START, OUTCOME_GROUP, day_floor,
-                            first_unrolled_hour, hour_floor, last_rolled_hour, rollup_select_sql)
+from traces.rollups import (COLUMNS, COUNTS, GROUP, HISTOGRAMS, HOUR, LOCAL_DAY_START, OUTCOME_GROUP,
+                            day_floor, first_unrolled_hour, hour_floor, last_rolled_hour, rollup_select_sql)
 
 LIVE_MAX_HOURS = 3
 READ_MARK = "-- the dashboard's read of src:"  # where a query's own part starts (bench/dashboard.py times them)
@@ -71,13 +71,13 @@ def _ints(summed, length: int) -> list[int]:
 
 
 class Source:
-    """The rows of one query as a SQL CTE named `src`, each with the local midnight of its day (`day_start`): whole
-    rolled days from a daily table, the rolled hours of the day not complete yet from HourlyRollup, and the hours
-    after the last rolled one computed once from the traces into a temporary table.
+    """The rows of one query as a SQL CTE named `src`, each with the local midnight of its day (`day_start`):
+    whole rolled days from a daily table, the rolled hours of the day not complete yet from HourlyRollup, and
+    the hours after the last rolled one computed once from the traces into a temporary table.
 
     `rows` reads whole days from DailyOutcomeRollup (no escalation reason, no agent: ~50 rows a day at 1M
-    traces); `detailed_rows` from DailyRollup (~310 a day), for the reads that need the reason or the agent. An
-    agent's own numbers are always read from the detailed rows: only they say who handled an escalation.
+    traces); `detailed_rows` from DailyRollup (~310 a day), for the reads that need the reason or the agent.
+    An agent's own numbers are always read from the detailed rows: only they say who handled an escalation.
     """
 
     def __init__(self, query: DashboardQuery, *, now: dt.datetime):
@@ -106,9 +106,9 @@ class Source:
         # the page's transaction: a pooler in transaction mode keeps every read on the connection that has it.
         if not connection.in_atomic_block:
             raise RuntimeError("Read the dashboard inside transaction.atomic(): its live hours are a temporary table.")
-        # The table takes HourlyRollup's column types and the live rows are inserted as the rebuild inserts them:
-        # with the SELECT's own types (count() is bigint) the UNION ALL below would cast every daily row, and
-        # PostgreSQL would then read whole rows instead of the few columns a read names (no index-only scan).
+        # The table takes HourlyRollup's column types and the live rows are inserted as the rebuild inserts
+        # them: with the SELECT's own types (count() is bigint) the UNION ALL below would cast every daily
+        # row, and PostgreSQL would read whole rows instead of the columns a read names (no index-only scan).
         columns = ", ".join(COLUMNS)
         with connection.cursor() as cursor:
             cursor.execute(f"DROP TABLE IF EXISTS {LIVE_TABLE}")
@@ -123,8 +123,8 @@ class Source:
 
     @staticmethod
     def _cte(daily_table: str, dimensions: list[str], where: str) -> str:
-        # Not MATERIALIZED: each read uses src once, so PostgreSQL inlines it, pushes the read's WHERE down (into
-        # the partial indexes of DailyRollup) and leaves unread the columns the read does not name.
+        # Not MATERIALIZED: each read uses src once, so PostgreSQL inlines it, pushes the read's WHERE down
+        # (into the partial indexes of DailyRollup) and leaves unread the columns the read does not name.
         columns = ", ".join([*dimensions, *COUNTS, *HISTOGRAMS])
         return f"""WITH src AS (
             SELECT day_start, {columns} FROM {daily_table}
@@ -136,7 +136,7 @@ class Source:
             SELECT {LOCAL_DAY_START} AS day_start, {columns} FROM {LIVE_TABLE} WHERE {where})"""  # noqa: S608
 
     def rows(self, body: str, extra: dict | None = None) -> list[tuple]:
-        """Run a read of `src` without the escalation reason and the agent (the detailed rows for an agent)."""
+        """Run a read of `src` that needs neither the reason nor the agent (on detailed rows for an agent)."""
         return self._run(self.outcome_cte, body, extra)
 
     def detailed_rows(self, body: str, extra: dict | None = None) -> list[tuple]:

@@ -105,7 +105,7 @@ def parse_request(data, *, today: dt.date, agent_id: int | None) -> Request:
 
 
 class TraceLinks:
-    """Links to the trace browser narrowed to the dashboard's slice (channel, language, route) and more filters.
+    """Links to the trace browser narrowed to the page's slice (channel, language, route) and more filters.
 
     The browser's URL and the slice are read once per page: a 90-day page has about a thousand links, and a
     reverse() and a QueryDict for each cost 40 ms of it (bench/dashboard.py).

@@ -373,10 +373,10 @@ class DailyRollup(RollupRow):
     class Meta:
         indexes = [
             models.Index(fields=["day_start"], name="rollup_day"),
-            # The dashboard's two reads that need the reason or the agent, from the index alone: at 1M traces nine
-            # daily rows in ten are escalations, most with an agent, each ~1.4 kB with its histograms (stored
-            # inline: rows under ~2 kB are never toasted). On the bench's 90 days, the reason's rows read from
-            # the table took 28 ms, from this index 5; the agent's 19 and 4.
+            # The dashboard's two reads that need the reason or the agent, from the index alone: at 1M traces
+            # nine daily rows in ten are escalations, most with an agent, each ~1.4 kB with its histograms
+            # (stored inline: rows under ~2 kB are never toasted). On the bench's 90 days, the reason's rows
+            # read from the table took 28 ms, from this index 5; the agent's 19 and 4.
             models.Index(fields=["day_start"], name="rollup_day_escalated",
                          include=["escalation_reason", "escalated", "channel", "language", "route"],
                          condition=models.Q(outcome="escalated")),
@@ -390,11 +390,11 @@ class DailyRollup(RollupRow):
 
 
 class DailyOutcomeRollup(RollupCounts):
-    """DailyRollup summed over escalation reasons and handling agents: one row per local day × channel × language ×
-    route × outcome × configuration, written in the transaction that writes the day's DailyRollup rows.
+    """DailyRollup summed over escalation reasons and handling agents: one row per local day × channel ×
+    language × route × outcome × configuration, written in the transaction that writes the day's DailyRollup.
 
-    What the dashboard reads for every number that needs neither the reason nor the agent (the day counts, the
-    routes, the histograms, the tokens, the comparison): at 1M traces about 50 rows a day instead of ~310.
+    What the dashboard reads for every number that needs neither the reason nor the agent (the day counts,
+    the routes, the histograms, the tokens, the comparison): at 1M traces about 50 rows a day instead of ~310.
     """
 
     day_start = models.DateTimeField(help_text="The local midnight the day starts at.")

@@ -45,7 +45,7 @@ HISTOGRAMS = {"latency_hist": len(LATENCY_EDGES_MS) + 1,  # int[] columns and th
               "first_reply_hist": len(REPLY_EDGES_S) + 1}
 
 
-# The local midnight (TIME_ZONE, bound as %(tz)s) of the day holding a row's `hour`: the daily rows' day_start.
+# The local midnight (TIME_ZONE, bound as %(tz)s) of the day holding a row's `hour`: a daily row's day_start.
 LOCAL_DAY_START = "(((hour AT TIME ZONE %(tz)s)::date)::timestamp AT TIME ZONE %(tz)s)"
 
 
@@ -211,7 +211,7 @@ def _rebuild_days(start: dt.datetime, end: dt.datetime) -> None:
             SELECT {LOCAL_DAY_START}, {dims}, {sums}
             FROM {hourly} WHERE hour >= %(start)s AND hour < %(end)s
             GROUP BY 1, {dims}""", days)  # noqa: S608
-        # From the daily rows just written (~310 a day at 1M traces), not the hours again: one rule, fewer rows.
+        # From the daily rows just written (~310 a day at 1M traces), not the hours again: fewer rows to sum.
         cursor.execute(f"""
             INSERT INTO {outcome} (day_start, {outcome_dims}, {measures})
             SELECT day_start, {outcome_dims}, {sums}

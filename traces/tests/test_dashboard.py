@@ -111,7 +111,8 @@ def test_filters_narrow_every_number_and_bad_values_are_named(story, analyst):
     html = page(analyst, channel="whatsapp")
     assert "Escalation rate on 2026-11-17: 0 of 1</title>" in html
     # The links to the traces behind a number keep the slice.
-    assert 'href="/traces/?channel=whatsapp&amp;outcome=escalated&amp;since=2026-11-17&amp;until=2026-11-17"' in html
+    assert ('href="/traces/?channel=whatsapp&amp;outcome=escalated&amp;since=2026-11-17&amp;until=2026-11-17"'
+            in html)
     html = page(analyst, channel="fax", range="custom", **{"from": "2026-11-18", "to": "2026-11-01"})
     assert "Channel must be one of whatsapp, webchat." in html and "From must be on or before To." in html
     assert "Escalation rate on 2026-11-17: 1 of 4</title>" in html  # fell back to the last 7 days, any channel

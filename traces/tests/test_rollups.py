@@ -46,7 +46,8 @@ def direct_counts(traces, names=DIMENSIONS, *, per_day=False) -> Counter:
     confirmed = set(ComplaintSignal.objects.filter(certainty="confirmed").values_list("message_id", flat=True))
     suspected = set(ComplaintSignal.objects.filter(certainty="suspected").values_list("message_id", flat=True))
     for trace in traces:
-        key = (timezone.localdate(trace.created_at) if per_day else None, *(getattr(trace, name) for name in names))
+        day = timezone.localdate(trace.created_at) if per_day else None
+        key = (day, *(getattr(trace, name) for name in names))
         counts[key, "turns"] += 1
         counts[key, trace.outcome] += 1
         counts[key, "verified_wrong"] += bool(trace.reply and trace.reply.verified_wrong_at)
@@ -60,7 +61,8 @@ def direct_counts(traces, names=DIMENSIONS, *, per_day=False) -> Counter:
 def rolled_counts(rows, names=DIMENSIONS, *, per_day=False) -> Counter:
     counts = Counter()
     for row in rows:
-        key = (timezone.localdate(row.day_start) if per_day else None, *(getattr(row, name) for name in names))
+        day = timezone.localdate(row.day_start) if per_day else None
+        key = (day, *(getattr(row, name) for name in names))
         for measure in MEASURES:
             counts[key, measure] += getattr(row, measure)
     return +counts
@@ -76,7 +78,8 @@ def test_rollups_equal_a_direct_count_over_the_traces_for_any_range(traffic, fir
     hours = HourlyRollup.objects.filter(hour__gte=start, hour__lt=end)
     assert rolled_counts(hours) == direct_counts(in_range)
     latencies = [trace.total_ms for trace in in_range]
-    assert merge((counts(r.latency_hist) for r in hours), LATENCY_EDGES_MS) == histogram(latencies, LATENCY_EDGES_MS)
+    assert (merge((counts(r.latency_hist) for r in hours), LATENCY_EDGES_MS)
+            == histogram(latencies, LATENCY_EDGES_MS))
     assert RolledHour.objects.filter(hour__gte=start, hour__lt=end).count() == length
     # Both daily tables hold, per local day, the turns of every hour rolled so far (by this example and the
     # earlier ones): the detailed rows and the rows without reason and agent alike.
@@ -87,9 +90,9 @@ def test_rollups_equal_a_direct_count_over_the_traces_for_any_range(traffic, fir
     assert (rolled_counts(outcome_rows, OUTCOME_DIMENSIONS, per_day=True)
             == direct_counts(turns, OUTCOME_DIMENSIONS, per_day=True))
     for day in {timezone.localdate(t.created_at) for t in turns}:
-        assert merge((counts(r.latency_hist) for r in outcome_rows if timezone.localdate(r.day_start) == day),
-                     LATENCY_EDGES_MS) == histogram([t.total_ms for t in turns
-                                                     if timezone.localdate(t.created_at) == day], LATENCY_EDGES_MS)
+        rows_of_day = [counts(r.latency_hist) for r in outcome_rows if timezone.localdate(r.day_start) == day]
+        latencies = [t.total_ms for t in turns if timezone.localdate(t.created_at) == day]
+        assert merge(rows_of_day, LATENCY_EDGES_MS) == histogram(latencies, LATENCY_EDGES_MS)
 
 
 def test_rebuilding_twice_gives_the_same_rows(traffic):
