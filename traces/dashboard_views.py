@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import datetime as dt
 from dataclasses import dataclass, field
+from urllib.parse import urlencode
 
 from django.conf import settings
 from django.contrib import messages
@@ -103,14 +104,20 @@ def parse_request(data, *, today: dt.date, agent_id: int | None) -> Request:
                    compare_a=compare["a"], compare_b=compare["b"], problems=problems)
 
 
-def _trace_link(request: Request, **filters) -> str:
-    q = QueryDict(mutable=True)
-    for name in ("channel", "language", "route"):
-        if getattr(request.query, name):
-            q[name] = getattr(request.query, name)
-    for name, value in filters.items():
-        q[name] = value
-    return f"{reverse('traces:list')}?{q.urlencode()}"
+class TraceLinks:
+    """Links to the trace browser narrowed to the page's slice (channel, language, route) and more filters.
+
+    The browser's URL and the slice are read once per page: a 90-day page has about a thousand links, and a
+    reverse() and a QueryDict for each cost 40 ms of it (bench/dashboard.py).
+    """
+
+    def __init__(self, request: Request):
+        self.base = reverse("traces:list")
+        self.slice = {name: getattr(request.query, name) for name in ("channel", "language", "route")
+                      if getattr(request.query, name)}
+
+    def __call__(self, **filters) -> str:
+        return f"{self.base}?{urlencode({**self.slice, **filters})}"
 
 
 def _day_range(day: dt.date) -> dict:
@@ -155,6 +162,7 @@ def build(request: Request, *, scope: str, now: dt.datetime) -> dict:
         return context
 
     # The dial: how often the bot refuses (escalates) against how often it is wrong when it does not.
+    trace_link = TraceLinks(request)
     escalation = [DayValue(d.day.isoformat(), d.escalated, d.handled) for d in totals]
     flagged = [DayValue(d.day.isoformat(), d.flagged, d.handled) for d in totals]
     marks = dashboard.change_marks(query)
@@ -165,33 +173,33 @@ def build(request: Request, *, scope: str, now: dt.datetime) -> dict:
     context["dial"] = chart
     context["dial_points"] = [
         {"series": s.name, "colour": s.colour, "point": p,
-         "link": _trace_link(request, **behind[s.name], **_day_range(dt.date.fromisoformat(p.day)))}
+         "link": trace_link(**behind[s.name], **_day_range(dt.date.fromisoformat(p.day)))}
         for s in chart.series for p in s.points]
     context["marks"] = marks
     context["dial_rows"] = [
         {"day": d, "escalation": _rate(d.escalated, d.handled), "flagged": _rate(d.flagged, d.handled),
-         "escalated_link": _trace_link(request, outcome="escalated", **_day_range(d.day)),
-         "wrong_link": _trace_link(request, verified_wrong="yes", **_day_range(d.day)),
-         "complaint_link": _trace_link(request, complaint_sourced="yes", **_day_range(d.day))} for d in totals]
+         "escalated_link": trace_link(outcome="escalated", **_day_range(d.day)),
+         "wrong_link": trace_link(verified_wrong="yes", **_day_range(d.day)),
+         "complaint_link": trace_link(complaint_sourced="yes", **_day_range(d.day))} for d in totals]
     for d in totals:
         for measure in dashboard.MEASURES:
             csv_rows.append(("dial", d.day.isoformat(), measure, getattr(d, measure)))
 
     # Escalations per reason per day, stacked.
-    per_reason = counted.per_reason_day
+    per_reason = dashboard.escalations_per_reason(source)
     reasons = sorted({reason for _, reason in per_reason},
                      key=lambda r: (-sum(n for (_, rr), n in per_reason.items() if rr == r), r))
     keys = [(r, labels.label(labels.LABELS_BY_FILTER["escalation_reason"], r)) for r in reasons]
     context["reasons"] = stacked_chart(day_names, {(d.isoformat(), r): n for (d, r), n in per_reason.items()}, keys)
     context["reason_links"] = {
-        r: _trace_link(request, escalation_reason=r, outcome="escalated", since=query.first_day.isoformat(),
-                       until=query.last_day.isoformat()) for r in reasons}
+        r: trace_link(escalation_reason=r, outcome="escalated", since=query.first_day.isoformat(),
+                      until=query.last_day.isoformat()) for r in reasons}
     context["reason_legend"] = [(key, label, colour, context["reason_links"][key])
                                 for key, label, colour in context["reasons"].legend]
     context["reason_segments"] = [
         {"segment": s, "x": c.x, "width": c.width,
-         "link": _trace_link(request, escalation_reason=s.key, outcome="escalated",
-                             **_day_range(dt.date.fromisoformat(s.day)))}
+         "link": trace_link(escalation_reason=s.key, outcome="escalated",
+                            **_day_range(dt.date.fromisoformat(s.day)))}
         for c in context["reasons"].columns for s in c.segments]
     for (d, r), n in sorted(per_reason.items()):
         csv_rows.append(("escalations_per_reason", d.isoformat(), r, n))
@@ -202,9 +210,9 @@ def build(request: Request, *, scope: str, now: dt.datetime) -> dict:
         for measure in dashboard.MEASURES:
             setattr(whole, measure, getattr(whole, measure) + getattr(d, measure))
     context["whole"] = whole
-    context["shares"] = [(label, n, _rate(n, whole.turns), _trace_link(request, outcome=code,
-                                                                        since=query.first_day.isoformat(),
-                                                                        until=query.last_day.isoformat()))
+    context["shares"] = [(label, n, _rate(n, whole.turns), trace_link(outcome=code,
+                                                                       since=query.first_day.isoformat(),
+                                                                       until=query.last_day.isoformat()))
                          for code, label, n in (("answered", "Answered", whole.answered),
                                                 ("escalated", "Escalated", whole.escalated),
                                                 ("clarify", "Asked to clarify", whole.clarify),

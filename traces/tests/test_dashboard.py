@@ -6,6 +6,9 @@ import io
 
 import pytest
 import time_machine
+from django.core.management import call_command
+from django.db import connection
+from django.db.migrations.executor import MigrationExecutor
 from django.urls import reverse
 
 from traces.models import Configuration, HourlyRollup, ReviewSession, Trace
@@ -107,6 +110,9 @@ def test_shares_routes_operations_and_tokens(story, analyst, settings):
 def test_filters_narrow_every_number_and_bad_values_are_named(story, analyst):
     html = page(analyst, channel="whatsapp")
     assert "Escalation rate on 2026-11-17: 0 of 1</title>" in html
+    # The links to the traces behind a number keep the slice.
+    assert ('href="/traces/?channel=whatsapp&amp;outcome=escalated&amp;since=2026-11-17&amp;until=2026-11-17"'
+            in html)
     html = page(analyst, channel="fax", range="custom", **{"from": "2026-11-18", "to": "2026-11-01"})
     assert "Channel must be one of whatsapp, webchat." in html and "From must be on or before To." in html
     assert "Escalation rate on 2026-11-17: 1 of 4</title>" in html  # fell back to the last 7 days, any channel
@@ -178,3 +184,18 @@ def test_unrolled_hours_older_than_the_live_window_are_reported(clock, analyst):
     rollups_rebuild(start=days_ago(3), end=days_ago(2), now=NOW)
     html = page(analyst)
     assert "are not rolled up yet and are not counted" in html
+
+
+@pytest.mark.django_db(transaction=True)
+def test_days_rolled_before_the_outcome_table_existed_show_their_numbers_after_the_migration(story, analyst):
+    executor = MigrationExecutor(connection)
+    try:
+        executor.migrate([("traces", "0014_hourly_rollup")])  # only the detailed daily rows, as rolled then
+        executor.loader.build_graph()
+        executor.migrate([("traces", "0015_daily_outcome_rollup")])
+    finally:
+        call_command("migrate", verbosity=0)
+    html = page(analyst)
+    assert "Escalation rate on 2026-11-17: 1 of 4</title>" in html  # a whole day: read from the new table
+    assert "Verified wrong or complaint on 2026-11-17: 2 of 4</title>" in html
+    assert "Writer tokens: 3,000 prompt + 600 completion" in html

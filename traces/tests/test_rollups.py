@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from desk.models import ComplaintSignal, Message
-from traces.models import DailyRollup, HourlyRollup, RolledHour, Trace
+from traces.models import DailyOutcomeRollup, DailyRollup, HourlyRollup, RolledHour, Trace
 from traces.rollup_stats import LATENCY_EDGES_MS, REPLY_EDGES_S, histogram, merge, stage_histograms
 from traces.rollups import hour_floor, rollups_rebuild, rollups_roll_recent
 from traces.tests.turns import CONFIG_A, CONFIG_B, random_turns, turn
@@ -23,6 +23,9 @@ pytestmark = pytest.mark.django_db
 START = dt.datetime(2026, 11, 2, 0, 0, tzinfo=dt.UTC)
 NOW = START + dt.timedelta(days=2, minutes=17)
 DIMENSIONS = ("channel", "language", "route", "outcome", "escalation_reason", "configuration_id")
+OUTCOME_DIMENSIONS = tuple(name for name in DIMENSIONS if name != "escalation_reason")  # DailyOutcomeRollup's
+MEASURES = ("turns", "answered", "escalated", "silenced", "clarify", "verified_wrong", "complaints",
+            "suspected_complaints", "flagged", "tokens_in")
 
 
 def counts(vector) -> list[int]:
@@ -37,14 +40,14 @@ def traffic(make_staff):
     return agents
 
 
-def direct_counts(start, end) -> Counter:
-    """Count the turns of [start, end) straight from the traces, per dimension tuple and measure."""
+def direct_counts(traces, names=DIMENSIONS, *, per_day=False) -> Counter:
+    """Count the turns straight from the traces, per dimension tuple (and local day) and measure."""
     counts = Counter()
-    traces = Trace.objects.filter(created_at__gte=start, created_at__lt=end).select_related("reply")
     confirmed = set(ComplaintSignal.objects.filter(certainty="confirmed").values_list("message_id", flat=True))
     suspected = set(ComplaintSignal.objects.filter(certainty="suspected").values_list("message_id", flat=True))
     for trace in traces:
-        key = tuple(getattr(trace, name) for name in DIMENSIONS)
+        day = timezone.localdate(trace.created_at) if per_day else None
+        key = (day, *(getattr(trace, name) for name in names))
         counts[key, "turns"] += 1
         counts[key, trace.outcome] += 1
         counts[key, "verified_wrong"] += bool(trace.reply and trace.reply.verified_wrong_at)
@@ -55,12 +58,12 @@ def direct_counts(start, end) -> Counter:
     return +counts
 
 
-def rolled_counts(start, end) -> Counter:
+def rolled_counts(rows, names=DIMENSIONS, *, per_day=False) -> Counter:
     counts = Counter()
-    for row in HourlyRollup.objects.filter(hour__gte=start, hour__lt=end):
-        key = tuple(getattr(row, name) for name in DIMENSIONS)
-        for measure in ("turns", "answered", "escalated", "silenced", "clarify", "verified_wrong", "complaints",
-                        "suspected_complaints", "flagged", "tokens_in"):
+    for row in rows:
+        day = timezone.localdate(row.day_start) if per_day else None
+        key = (day, *(getattr(row, name) for name in names))
+        for measure in MEASURES:
             counts[key, measure] += getattr(row, measure)
     return +counts
 
@@ -71,25 +74,45 @@ def test_rollups_equal_a_direct_count_over_the_traces_for_any_range(traffic, fir
     start = START + dt.timedelta(hours=first)
     end = start + dt.timedelta(hours=length)
     rollups_rebuild(start=start, end=end, now=NOW)
-    assert rolled_counts(start, end) == direct_counts(start, end)
-    latencies = Trace.objects.filter(created_at__gte=start, created_at__lt=end).values_list("total_ms", flat=True)
-    rows = list(HourlyRollup.objects.filter(hour__gte=start, hour__lt=end))
-    assert merge((counts(r.latency_hist) for r in rows), LATENCY_EDGES_MS) == histogram(latencies, LATENCY_EDGES_MS)
+    in_range = Trace.objects.filter(created_at__gte=start, created_at__lt=end).select_related("reply")
+    hours = HourlyRollup.objects.filter(hour__gte=start, hour__lt=end)
+    assert rolled_counts(hours) == direct_counts(in_range)
+    latencies = [trace.total_ms for trace in in_range]
+    assert (merge((counts(r.latency_hist) for r in hours), LATENCY_EDGES_MS)
+            == histogram(latencies, LATENCY_EDGES_MS))
     assert RolledHour.objects.filter(hour__gte=start, hour__lt=end).count() == length
+    # Both daily tables hold, per local day, the turns of every hour rolled so far (by this example and the
+    # earlier ones): the detailed rows and the rows without reason and agent alike.
+    rolled = set(RolledHour.objects.values_list("hour", flat=True))
+    turns = [t for t in Trace.objects.select_related("reply") if hour_floor(t.created_at) in rolled]
+    assert rolled_counts(DailyRollup.objects.all(), per_day=True) == direct_counts(turns, per_day=True)
+    outcome_rows = list(DailyOutcomeRollup.objects.all())
+    assert (rolled_counts(outcome_rows, OUTCOME_DIMENSIONS, per_day=True)
+            == direct_counts(turns, OUTCOME_DIMENSIONS, per_day=True))
+    for day in {timezone.localdate(t.created_at) for t in turns}:
+        rows_of_day = [counts(r.latency_hist) for r in outcome_rows if timezone.localdate(r.day_start) == day]
+        latencies = [t.total_ms for t in turns if timezone.localdate(t.created_at) == day]
+        assert merge(rows_of_day, LATENCY_EDGES_MS) == histogram(latencies, LATENCY_EDGES_MS)
 
 
 def test_rebuilding_twice_gives_the_same_rows(traffic):
-    def snapshot():
-        return sorted((r.hour, *(getattr(r, n) for n in DIMENSIONS), r.agent_id, r.turns, r.verified_wrong,
+    def rows(model, period, names):
+        return sorted(((getattr(r, period), *(getattr(r, n) for n in names), r.turns, r.verified_wrong,
                        tuple(counts(r.latency_hist)), tuple(counts(r.first_reply_hist)),
                        tuple(counts(r.stage_latency_hist)))
-                      for r in HourlyRollup.objects.all())
+                      for r in model.objects.all()), key=repr)  # repr: no configuration (None) sorts too
+
+    def snapshot():
+        return (rows(HourlyRollup, "hour", (*DIMENSIONS, "agent_id")),
+                rows(DailyRollup, "day_start", (*DIMENSIONS, "agent_id")),
+                rows(DailyOutcomeRollup, "day_start", OUTCOME_DIMENSIONS))
 
     first = rollups_rebuild(start=START, end=START + dt.timedelta(hours=12), now=NOW)
     once = snapshot()
     second = rollups_rebuild(start=START + dt.timedelta(hours=3), end=START + dt.timedelta(hours=12), now=NOW)
-    assert snapshot() == once and first.rows == len(once) and second.rows < first.rows
-    assert HourlyRollup.objects.aggregate(n=Sum("turns"))["n"] == 60
+    assert snapshot() == once and first.rows == len(once[0]) and second.rows < first.rows
+    assert all(once) and HourlyRollup.objects.aggregate(n=Sum("turns"))["n"] == 60
+    assert DailyOutcomeRollup.objects.aggregate(n=Sum("turns"))["n"] == 60
 
 
 def test_stage_latencies_fold_rewrites_and_first_replies_name_the_agent(make_staff):
@@ -140,6 +163,7 @@ def test_the_command_rebuilds_a_range_and_refuses_bad_dates():
     out = io.StringIO()
     call_command("rollups_rebuild", "--since", "2026-11-01", "--until", "2026-11-02", stdout=out)
     assert "Rolled 48 hours into 1 rollup rows" in out.getvalue()
+    assert DailyOutcomeRollup.objects.get().turns == 1  # the day's rows without reason and agent too
     with pytest.raises(CommandError, match="must be a date"):
         call_command("rollups_rebuild", "--since", "2026-13-45")
     with pytest.raises(CommandError, match="after"):
@@ -150,8 +174,8 @@ def test_daily_rows_sum_the_hours_of_each_local_day(traffic):
     rollups_rebuild(start=START, end=START + dt.timedelta(hours=12), now=NOW)
     # Rebuilding part of a day again re-sums the whole day, not just the hours rebuilt.
     rollups_rebuild(start=START + dt.timedelta(hours=5), end=START + dt.timedelta(hours=6), now=NOW)
-    hourly, daily = Counter(), Counter()
-    hourly_latency, daily_latency = defaultdict(list), defaultdict(list)
+    hourly, daily, outcome = Counter(), Counter(), Counter()
+    hourly_latency, daily_latency, outcome_latency = defaultdict(list), defaultdict(list), defaultdict(list)
     for row in HourlyRollup.objects.all():
         day = timezone.localdate(row.hour)
         hourly[day, row.outcome, row.agent_id] += row.turns
@@ -163,11 +187,22 @@ def test_daily_rows_sum_the_hours_of_each_local_day(traffic):
         daily[day, row.outcome, row.agent_id] += row.turns
         daily[day, "flagged"] += row.flagged
         daily_latency[day].append(counts(row.stage_latency_hist))
+    for row in DailyOutcomeRollup.objects.all():
+        day = timezone.localdate(row.day_start)
+        assert timezone.localtime(row.day_start).time() == dt.time.min
+        outcome[day, row.outcome] += row.turns
+        outcome[day, "flagged"] += row.flagged
+        outcome_latency[day].append(counts(row.stage_latency_hist))
     assert daily == hourly and len(daily_latency) == 2  # 00:00–12:00 UTC spans two days in Caracas
+    without_agents = Counter()
+    for key, n in daily.items():
+        without_agents[key[:2]] += n
+    assert outcome == without_agents
     width = len(hourly_latency[day][0])
     for day, rows in hourly_latency.items():
-        assert [sum(r[i] for r in rows) for i in range(width)] == [sum(r[i] for r in daily_latency[day])
-                                                                   for i in range(width)]
+        summed = [sum(r[i] for r in rows) for i in range(width)]
+        assert summed == [sum(r[i] for r in daily_latency[day]) for i in range(width)]
+        assert summed == [sum(r[i] for r in outcome_latency[day]) for i in range(width)]
 
 
 def test_the_beat_schedule_runs_the_registered_hourly_task(settings):
@@ -184,3 +219,4 @@ def test_the_beat_schedule_runs_the_registered_hourly_task(settings):
     with time_machine.travel(NOW, tick=False):
         written = roll_hours.apply().get()
     assert written == 1 and HourlyRollup.objects.get().hour == hour_floor(NOW) - dt.timedelta(hours=1)
+    assert DailyOutcomeRollup.objects.get().turns == 1

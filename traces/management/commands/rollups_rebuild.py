@@ -1,4 +1,4 @@
-"""Rebuild the dashboard's hourly rollups for a range of hours (idempotent: run it again, same rows)."""
+"""Rebuild the dashboard's rollups for a range of hours, and the daily rows summed from them (idempotent)."""
 
 import datetime as dt
 
@@ -10,8 +10,9 @@ from traces.rollups import rollups_rebuild
 
 
 class Command(BaseCommand):
-    help = ("Rebuild the hourly rollups the dashboard reads, from --since to --until (dates in TIME_ZONE, "
-            "--until included; ISO datetimes also accepted). Safe to run while the beat task runs.")
+    help = ("Rebuild the hourly rollups the dashboard reads, and the daily rows summed from them, from "
+            "--since to --until (dates in TIME_ZONE, --until included; ISO datetimes also accepted). Safe to "
+            "run while the beat task runs.")
 
     def add_arguments(self, parser):
         parser.add_argument("--since", required=True, help="First day, e.g. 2026-11-01 (or an ISO datetime).")
