@@ -168,13 +168,15 @@ def build(request: Request, *, scope: str, now: dt.datetime) -> dict:
     marks = dashboard.change_marks(query)
     chart = rate_chart(day_names, [("Escalation rate", escalation), ("Verified wrong or complaint", flagged)],
                        [(m.day.isoformat(), m.text) for m in marks])
-    # A point opens the traces behind it: that day's escalations, or its answers marked verified wrong.
+    # A point opens the traces behind it: that day's escalations, or its answers marked verified wrong. The
+    # escalation points are drawn last, so where the two rates meet (both 0 % on a quiet day) the dial's own
+    # point is the one on top; the per-day table below links both.
     behind = {"Escalation rate": {"outcome": "escalated"}, "Verified wrong or complaint": {"verified_wrong": "yes"}}
     context["dial"] = chart
     context["dial_points"] = [
         {"series": s.name, "colour": s.colour, "point": p,
          "link": trace_link(**behind[s.name], **_day_range(dt.date.fromisoformat(p.day)))}
-        for s in chart.series for p in s.points]
+        for s in reversed(chart.series) for p in s.points]
     context["marks"] = marks
     context["dial_rows"] = [
         {"day": d, "escalation": _rate(d.escalated, d.handled), "flagged": _rate(d.flagged, d.handled),
