@@ -56,7 +56,7 @@ class Migration(migrations.Migration):
             model_name='dailyoutcomerollup',
             index=models.Index(fields=['day_start'], name='rollup_outcome_day'),
         ),
-            # Fill the new table from the daily rows already stored, so the dashboard shows the same numbers right
+        # Fill the new table from the daily rows already stored, so the dashboard shows the same numbers right
         # after the migration instead of empty days until a rebuild (traces/rollups.py writes it from then on).
         migrations.RunSQL(
             sql="""
