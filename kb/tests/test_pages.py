@@ -45,3 +45,13 @@ def test_try_a_query_shows_fusion_and_prune_and_htmx_gets_only_the_partial(clien
 def test_a_bad_k_does_not_break_the_page(client, make_staff, small_kb):
     client.force_login(make_staff("eva", "kb_editor"))
     assert client.get(reverse("kb:search") + "?q=refund&k=abc").status_code == 200
+
+
+def test_the_playground_says_when_common_words_were_checked_among_the_vector_candidates_only(
+        client, make_staff, small_kb, monkeypatch):
+    client.force_login(make_staff("eva", "kb_editor"))
+    url = reverse("kb:search") + "?q=trial+refund"
+    assert "checked among the vector candidates only" not in client.get(url).content.decode()
+    monkeypatch.setattr("kb.search.TEXT_CANDIDATE_CAP", 0)  # every word now counts as held by too many chunks
+    page = client.get(url).content.decode()
+    assert "words this common single nothing out: checked among the vector candidates only" in page
