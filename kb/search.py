@@ -125,7 +125,7 @@ def search(
     ranked = fuse(branches)
     fused = ranked[:k]
     result = SearchResult(query=query, results=[], identifiers=identifiers, text_terms=shown_terms(plan),
-                          text_among_candidates=sorted(set(plan.conjunctions) - set(plan.selective(TEXT_CANDIDATE_CAP))))
+                          text_among_candidates=sorted(plan.unselective(TEXT_CANDIDATE_CAP)))
     if explain:
         result.vector_branch = [{"chunk_id": c, "score": round(s, 4)} for c, s in branches.vector]
         result.text_branch = [{"chunk_id": c, "rank": round(r, 4)} for c, r in branches.text]
@@ -316,23 +316,23 @@ def _branches(vector: list[float], plan: TextPlan, identifiers: list[str], *, ve
             (f"vec AS (SELECT id, 1 - (embedding <=> (SELECT v FROM qv)) AS score FROM {table} "
              f"WHERE embedding IS NOT NULL AND {live}{language_filter} "
              f"ORDER BY embedding <=> (SELECT v FROM qv) LIMIT %(vector_n)s)")]
-    selects = ["SELECT 'v', id, score, score FROM vec"]
+    # (branch, id, score, cosine, and for the 'x' rows: text, language, document slug, section heading path)
+    selects = ["SELECT 'v', id, score, score, NULL, NULL, NULL, NULL FROM vec"]
     firsts = ["(SELECT id FROM vec ORDER BY score DESC, id LIMIT %(k)s)"]
     text_sql, text_params = _text_sql(plan, live=live, language_filter=language_filter, within="vec")
     if text_sql:
         ctes.append(text_sql)
         params.update(text_params)
-        selects.append("SELECT 't', id, score, similarity FROM text")
+        selects.append("SELECT 't', id, score, similarity, NULL, NULL, NULL, NULL FROM text")
         firsts.append("(SELECT id FROM text ORDER BY score DESC, id LIMIT %(k)s)")
     if identifiers:
         ctes.append(f"ident AS (SELECT id, 1 - (embedding <=> (SELECT v FROM qv)) AS similarity FROM {table} "
                     f"WHERE identifiers && %(identifiers)s::varchar[] AND {live}{language_filter} "
                     f"ORDER BY id LIMIT %(identifier_n)s)")
-        selects.append("SELECT 'i', id, NULL, similarity FROM ident")
+        selects.append("SELECT 'i', id, NULL, similarity, NULL, NULL, NULL, NULL FROM ident")
         firsts.append("(SELECT id FROM ident ORDER BY id LIMIT %(k)s)")
     # The texts of each branch's first k ride along (the fused top k almost always comes from them).
     ctes.append(f"firsts AS ({' UNION '.join(firsts)})")
-    selects = [select.replace(" FROM ", ", NULL, NULL, NULL, NULL FROM ", 1) for select in selects]
     selects.append(f"SELECT 'x', c.id, NULL, NULL, c.text, c.language, d.slug, s.heading_path FROM firsts "
                    f"JOIN {table} c ON c.id = firsts.id JOIN {Document._meta.db_table} d ON d.id = c.document_id "
                    f"JOIN {Section._meta.db_table} s ON s.id = c.section_id")
@@ -372,7 +372,7 @@ def _text_sql(plan: TextPlan, *, live: str, language_filter: str, similarity: bo
             clauses[config] = (f"(c.language = '{LANGUAGE_BY_CONFIG[config]}' "
                                f"AND c.search_vector @@ %(and_{config})s::tsquery)")
     corpus = list(plan.conjunctions) if bounded else plan.selective(TEXT_CANDIDATE_CAP)
-    narrow = [config for config in plan.conjunctions if config not in corpus] if within and not bounded else []
+    narrow = plan.unselective(TEXT_CANDIDATE_CAP) if within and not bounded else []
     if not corpus and not narrow:
         return None, {}
     for config, weights in plan.scored.items():

@@ -126,6 +126,10 @@ class TextPlan:
         """
         return [config for config in self.conjunctions if self.bounds.get(config, 0) <= cap]
 
+    def unselective(self, cap: int) -> list[str]:
+        """Return the configs whose AND is of common words only: checked among the vector candidates."""
+        return [config for config in self.conjunctions if self.bounds.get(config, 0) > cap]
+
 
 def bm25_idf(ndoc: int, chunks: int) -> float:
     """Return BM25's idf, ln(1 + (N − n + 0.5) / (n + 0.5)): positive however common the term."""
