@@ -49,6 +49,11 @@ class DashboardQuery:
     def start(self) -> dt.datetime:
         return timezone.make_aware(dt.datetime.combine(self.first_day, dt.time.min))
 
+    @property
+    def slice(self) -> dict[str, str]:
+        """The channel, language and route the range is narrowed to (only those set)."""
+        return {name: getattr(self, name) for name in ("channel", "language", "route") if getattr(self, name)}
+
     def end(self) -> dt.datetime:
         return timezone.make_aware(dt.datetime.combine(self.last_day + dt.timedelta(days=1), dt.time.min))
 
@@ -95,10 +100,9 @@ class Source:
         filters, self.params = ["TRUE"], {
             "d_start": start, "d_end": min(end, whole_days_end),
             "r_start": max(start, whole_days_end), "r_end": min(end, live_from), "tz": settings.TIME_ZONE}
-        for name in ("channel", "language", "route"):
-            if getattr(query, name):
-                filters.append(f"{name} = %({name})s")
-                self.params[name] = getattr(query, name)
+        for name, value in query.slice.items():
+            filters.append(f"{name} = %({name})s")
+            self.params[name] = value
         if query.agent_id is not None:
             filters.append("agent_id = %(agent)s")
             self.params["agent"] = query.agent_id
@@ -267,12 +271,17 @@ class ChangeMark:
         return "; ".join(self.changes) or "First configuration recorded"
 
 
-def change_marks(query: DashboardQuery) -> list[ChangeMark]:
+def configurations_in_order() -> list[Configuration]:
+    """Return every recorded configuration, the first to run first (a handful of rows; `first_seen_at` is set
+    when the first turn ran under it)."""
+    return list(Configuration.objects.order_by("first_seen_at", "fingerprint"))
+
+
+def change_marks(query: DashboardQuery, configurations: list[Configuration]) -> list[ChangeMark]:
     """Return where a configuration first ran during the range, with the parts it changed from the one before.
 
-    Read off traces.Configuration (a handful of rows, `first_seen_at` set when the first turn ran under it).
+    `configurations` are configurations_in_order().
     """
-    configurations = list(Configuration.objects.order_by("first_seen_at", "fingerprint"))
     start, end = query.start(), query.end()
     marks, previous = [], None
     for configuration in configurations:

@@ -41,15 +41,14 @@ class Request:
     compare_a: str = ""
     compare_b: str = ""
     problems: list[str] = field(default_factory=list)
+    configurations: list[Configuration] = field(default_factory=list)  # dashboard.configurations_in_order()
 
     def query_string(self, **extra) -> str:
         q = QueryDict(mutable=True)
         q["range"] = self.range
         if self.range == "custom":
             q["from"], q["to"] = self.query.first_day.isoformat(), self.query.last_day.isoformat()
-        for name in ("channel", "language", "route"):
-            if getattr(self.query, name):
-                q[name] = getattr(self.query, name)
+        q.update(self.query.slice)
         for name, value in extra.items():
             if value:
                 q[name] = value
@@ -91,7 +90,8 @@ def parse_request(data, *, today: dt.date, agent_id: int | None) -> Request:
         filters[name] = parsed.value
         if parsed.error:
             problems.append(parsed.error)
-    fingerprints = list(Configuration.objects.values_list("fingerprint", flat=True))
+    configurations = dashboard.configurations_in_order()  # read once: the choices here, the marks, the compare list
+    fingerprints = [c.fingerprint for c in configurations]
     compare = {}
     for name, label in (("a", "The first configuration"), ("b", "The second configuration")):
         parsed = params.choice(data.get(name), fingerprints, label=label)
@@ -101,7 +101,7 @@ def parse_request(data, *, today: dt.date, agent_id: int | None) -> Request:
     if chosen.error:
         problems.insert(0, chosen.error)
     return Request(range=range_name, query=dashboard.DashboardQuery(first, last, agent_id=agent_id, **filters),
-                   compare_a=compare["a"], compare_b=compare["b"], problems=problems)
+                   compare_a=compare["a"], compare_b=compare["b"], problems=problems, configurations=configurations)
 
 
 class TraceLinks:
@@ -113,8 +113,7 @@ class TraceLinks:
 
     def __init__(self, request: Request):
         self.base = reverse("traces:list")
-        self.slice = {name: getattr(request.query, name) for name in ("channel", "language", "route")
-                      if getattr(request.query, name)}
+        self.slice = request.query.slice
 
     def __call__(self, **filters) -> str:
         return f"{self.base}?{urlencode({**self.slice, **filters})}"
@@ -165,7 +164,7 @@ def build(request: Request, *, scope: str, now: dt.datetime) -> dict:
     trace_link = TraceLinks(request)
     escalation = [DayValue(d.day.isoformat(), d.escalated, d.handled) for d in totals]
     flagged = [DayValue(d.day.isoformat(), d.flagged, d.handled) for d in totals]
-    marks = dashboard.change_marks(query)
+    marks = dashboard.change_marks(query, request.configurations)
     chart = rate_chart(day_names, [("Escalation rate", escalation), ("Verified wrong or complaint", flagged)],
                        [(m.day.isoformat(), m.text) for m in marks])
     # A point opens the traces behind it: that day's escalations, or its answers marked verified wrong. The
@@ -255,8 +254,9 @@ def build(request: Request, *, scope: str, now: dt.datetime) -> dict:
                  ("tokens", "", "estimated_cost", round(cost, 4))]
 
     # Compare two configurations over the range and slice.
-    configurations = list(Configuration.objects.order_by("-first_seen_at", "fingerprint"))
-    context["configurations"] = [(c.fingerprint, _configuration_label(c)) for c in configurations]
+    # Newest first; configurations that first ran at the same moment stay in fingerprint order.
+    newest_first = sorted(request.configurations, key=lambda c: c.first_seen_at, reverse=True)
+    context["configurations"] = [(c.fingerprint, _configuration_label(c)) for c in newest_first]
     if request.compare_a and request.compare_b:
         got = dashboard.per_configuration(source, [request.compare_a, request.compare_b])
         empty = dashboard.ConfigurationTotals("", 0, 0, 0)
@@ -273,7 +273,7 @@ def build(request: Request, *, scope: str, now: dt.datetime) -> dict:
             csv_rows.append(("compare", f"{request.compare_a}->{request.compare_b}", attr,
                              "" if interval is None else f"{interval.difference:.4f} [{interval.low:.4f}, "
                                                          f"{interval.high:.4f}]"))
-        by_fp = {c.fingerprint: c for c in configurations}
+        by_fp = {c.fingerprint: c for c in request.configurations}
         context["compare"] = {"rows": rows, "a": _configuration_label(by_fp[request.compare_a]),
                               "b": _configuration_label(by_fp[request.compare_b]),
                               "changes": differences(by_fp[request.compare_a].parts(),
