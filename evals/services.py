@@ -57,7 +57,7 @@ def golden_set_name_check(raw: str | None, *, golden_set: GoldenSet | None = Non
     return name
 
 
-def golden_set_create(*, name: str | None, user) -> GoldenSet:
+def golden_set_create(*, name: str | None) -> GoldenSet:
     """Create an empty set (version 0 until its first case); refuse an empty or taken name."""
     name = golden_set_name_check(name)
     try:
@@ -68,7 +68,7 @@ def golden_set_create(*, name: str | None, user) -> GoldenSet:
 
 
 @transaction.atomic
-def golden_set_rename(*, golden_set: GoldenSet, name: str | None, user) -> GoldenSet:
+def golden_set_rename(*, golden_set: GoldenSet, name: str | None) -> GoldenSet:
     """Rename a set (its cases, versions and runs stay); refuse an empty or taken name."""
     golden_set = GoldenSet.objects.select_for_update().get(pk=golden_set.pk)
     name = golden_set_name_check(name, golden_set=golden_set)
@@ -78,7 +78,7 @@ def golden_set_rename(*, golden_set: GoldenSet, name: str | None, user) -> Golde
 
 
 @transaction.atomic
-def golden_set_archive(*, golden_set: GoldenSet, archived: bool, user, now=None) -> bool:
+def golden_set_archive(*, golden_set: GoldenSet, archived: bool, now=None) -> bool:
     """Archive or unarchive a set; return whether it changed (a second click changes nothing)."""
     golden_set = GoldenSet.objects.select_for_update().get(pk=golden_set.pk)
     if golden_set.archived == archived:

@@ -166,7 +166,7 @@ def golden_set_create(request):
     """Create an empty golden set and open it; an empty or taken name comes back with the reason."""
     require_trace_reviewer(request.user)
     try:
-        golden_set = services.golden_set_create(name=request.POST.get("name"), user=request.user)
+        golden_set = services.golden_set_create(name=request.POST.get("name"))
     except services.GoldenSetError as error:
         return render(request, "traces/golden_sets.html", {
             **_golden_sets_context(show_archived=False), "create_error": str(error),
@@ -237,8 +237,7 @@ def golden_set_rename(request, golden_set_id):
     golden_set = access_golden_set(request.user, golden_set_id)
     old_name = golden_set.name
     try:
-        golden_set = services.golden_set_rename(golden_set=golden_set, name=request.POST.get("name"),
-                                                user=request.user)
+        golden_set = services.golden_set_rename(golden_set=golden_set, name=request.POST.get("name"))
     except services.GoldenSetError as error:
         return render(request, "traces/golden_set_detail.html", {
             **_detail_context(golden_set), "rename_error": str(error),
@@ -258,7 +257,7 @@ def golden_set_archive(request, golden_set_id):
         messages.error(request, action.error or "Archive or unarchive.")
         return redirect("evals:golden_set", golden_set.pk)
     archive = action.value == "archive"
-    changed = services.golden_set_archive(golden_set=golden_set, archived=archive, user=request.user)
+    changed = services.golden_set_archive(golden_set=golden_set, archived=archive)
     if not changed:
         messages.info(request, f"{golden_set.name} was already {'archived' if archive else 'not archived'}.")
     elif archive:
