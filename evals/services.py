@@ -136,10 +136,15 @@ def golden_set_bump(*, golden_set: GoldenSet, user=None, note: str = "") -> Gold
                                            note=note[:200], snapshot=snapshot)
 
 
-@transaction.atomic
 def golden_import(*, name: str, path: Path, user=None) -> GoldenSetVersion:
     """Replace the cases of set `name` (created if new) with a JSONL file's rows: all or nothing, a new version."""
     rows = read_golden_rows(Path(path))  # raises GoldenFileError naming file:line before anything is written
+    return golden_import_rows(name=name, rows=rows, user=user, note=f"import {Path(path).name}")
+
+
+@transaction.atomic
+def golden_import_rows(*, name: str, rows: list[dict], note: str, user=None) -> GoldenSetVersion:
+    """Replace the cases of set `name` (created if new) with golden rows as read_golden_rows returns them."""
     golden_set, _ = GoldenSet.objects.get_or_create(name=name)
     golden_set_require_open(golden_set, to="import cases into it")
     golden_set.cases.all().delete()
@@ -152,7 +157,7 @@ def golden_import(*, name: str, path: Path, user=None) -> GoldenSetVersion:
                    language=row["language"], out_of_scope=row["out_of_scope"])
         for row in rows
     ])
-    return golden_set_bump(golden_set=golden_set, user=user, note=f"import {Path(path).name}")
+    return golden_set_bump(golden_set=golden_set, user=user, note=note)
 
 
 def golden_version(*, name: str, version: int | None = None) -> GoldenSetVersion:

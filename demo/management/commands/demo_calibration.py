@@ -16,10 +16,7 @@ gate decision.
 Idempotent: a second run finds the sample and changes nothing.
 """
 
-import json
 import re
-import tempfile
-from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
@@ -32,7 +29,7 @@ from evals.judge import get_judge
 from evals.labels import human_label_save, judge_labelled, split_for
 from evals.models import EvalRun, EvalRunItem, GoldenSet
 from evals.runner import eval_run
-from evals.services import golden_import
+from evals.services import golden_import_rows
 from evals.set_gates import run_gate
 
 CALIBRATION_SET = "demo-calibration"
@@ -72,11 +69,8 @@ def calibration_set() -> GoldenSet:
     if golden_set is not None:
         return golden_set
     rows = {row["id"]: row for row in read_golden_rows(GOLDEN_FILE)}
-    with tempfile.TemporaryDirectory() as folder:
-        path = Path(folder) / f"{CALIBRATION_SET}.jsonl"
-        path.write_text("".join(json.dumps(rows[case_id], ensure_ascii=False) + "\n"
-                                for case_id in CALIBRATION_CASES), encoding="utf-8")
-        golden_import(name=CALIBRATION_SET, path=path)
+    golden_import_rows(name=CALIBRATION_SET, rows=[rows[case_id] for case_id in CALIBRATION_CASES],
+                       note=f"import {CALIBRATION_SET}.jsonl")
     return GoldenSet.objects.get(name=CALIBRATION_SET)
 
 
