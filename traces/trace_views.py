@@ -68,7 +68,7 @@ def trace_list(request):
         "may_review": may_review_traces(request.user),
         "problems": [*filters.problems, *([after.error] if after.error else [])],
         "saved_filters": SavedFilter.objects.filter(user=request.user).order_by("name"),
-        "current_query": query.urlencode(), "next_path": request.get_full_path(),
+        "next_path": request.get_full_path(),
     })
 
 
