@@ -31,6 +31,8 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
+from core import clock
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 _spec = importlib.util.spec_from_file_location("bench_traces", ROOT / "bench" / "traces.py")
@@ -73,7 +75,6 @@ def build(total: int, *, reuse: bool) -> None:
 
     from django.core.management import call_command
     from django.db import connection
-    from django.utils import timezone
 
     from traces.fingerprint import ConfigurationParts
     from traces.models import Configuration, DailyOutcomeRollup, DailyRollup, HourlyRollup, RolledHour, Trace
@@ -98,7 +99,7 @@ def build(total: int, *, reuse: bool) -> None:
     parts = [base, replace(base, prompt_version="writer-8"), replace(base, prompt_version="writer-8", index_version=12),
              replace(base, prompt_version="writer-8", index_version=12, router_version="rules-4")]
     configurations = [configuration_record(parts=p) for p in parts]
-    first_day = timezone.now() - dt.timedelta(days=DAYS)
+    first_day = clock.now() - dt.timedelta(days=DAYS)
     for fp, start in zip(configurations, CONFIGURATION_DAYS):
         Configuration.objects.filter(pk=fp).update(first_seen_at=first_day + dt.timedelta(days=start))
     bench_traces.load(_generate_sql(configurations), total=total, started=started, days=DAYS)
@@ -156,12 +157,11 @@ _percentiles = bench_traces._percentiles  # p50 and p95, as every benchmark here
 
 
 def roll(repeats: int) -> None:
-    from django.utils import timezone
 
     from traces.models import DailyOutcomeRollup, DailyRollup, HourlyRollup, RolledHour
     from traces.rollups import HOUR, hour_floor, rollups_rebuild, rollups_roll_recent
 
-    now = timezone.now()
+    now = clock.now()
     started = time.perf_counter()
     report = rollups_rebuild(start=now - dt.timedelta(days=DAYS + 1), end=now, now=now)
     full = time.perf_counter() - started
@@ -215,14 +215,14 @@ def views(repeats: int) -> None:
         ("today", "all", lambda: {"range": "today"}),
         ("7 days", "all", lambda: {"range": "7d"}),
         ("30 days", "all", lambda: {"range": "30d"}),
-        ("90 days (custom)", "all", lambda: {"range": "custom", "from": (timezone.localdate() - dt.timedelta(
-            days=89)).isoformat(), "to": timezone.localdate().isoformat()}),
+        ("90 days (custom)", "all", lambda: {"range": "custom", "from": (clock.today() - dt.timedelta(
+            days=89)).isoformat(), "to": clock.today().isoformat()}),
         ("30 days + channel + route", "all", lambda: {"range": "30d", "channel": rng.choice(["whatsapp", "webchat"]),
                                                       "route": rng.choice(["document", "account"])}),
         ("30 days + compare", "all", lambda: {"range": "30d", "a": fps[0], "b": fps[-1]}),
         ("30 days, an agent's own", "own", lambda: {"range": "30d"}),
     ]
-    now = timezone.now()
+    now = clock.now()
 
     def baseline(days: int) -> float:
         """The dial's per-day counts straight from the traces: what the page would cost without rollups."""
@@ -260,7 +260,7 @@ def views(repeats: int) -> None:
             per_query.clear() if i == 1 else None  # after the warm-up, as the view's own timings
             with connection.execute_wrapper(timed):
                 started = time.perf_counter()
-                dashboard_views.build(parsed, scope=scope, now=timezone.now())
+                dashboard_views.build(parsed, scope=scope, now=clock.now())
                 elapsed = (time.perf_counter() - started) * 1000
             if i:  # one warm-up
                 timings.append(elapsed)

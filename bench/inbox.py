@@ -27,6 +27,8 @@ import sys
 import time
 from pathlib import Path
 
+from core import clock
+
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ["EMBEDDED_PG_DATABASE"] = "tracedesk_bench_inbox"
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
@@ -162,7 +164,6 @@ def measure(repeats: int, messages: int) -> list[tuple[str, float, float, int]]:
     import datetime as dt
 
     from django.contrib.auth import get_user_model
-    from django.utils import timezone
 
     from desk.models import Conversation
     from desk.selectors import (
@@ -190,7 +191,7 @@ def measure(repeats: int, messages: int) -> list[tuple[str, float, float, int]]:
 
     for view in VIEWS:
         rows.append((f"view: {VIEWS[view].lower()}", *_time(page(QueueFilters(view=view)), repeats)))
-    week = timezone.localdate() - dt.timedelta(days=7)
+    week = clock.today() - dt.timedelta(days=7)
     rows.append(("view: resolved, last 7 days",
                  *_time(page(QueueFilters(view="resolved", resolved_since=week)), repeats)))
     rows.append(("view: open, search by name", *_time(page(QueueFilters(search="Cliente 42")), repeats)))

@@ -31,6 +31,8 @@ import sys
 import time
 from pathlib import Path
 
+from core import clock
+
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ["EMBEDDED_PG_DATABASE"] = "tracedesk_bench_traces"
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
@@ -194,7 +196,6 @@ def _review_rows(total: int) -> None:
 
     from django.contrib.auth import get_user_model
     from django.db import connection
-    from django.utils import timezone
 
     from desk.models import Message
     from traces.models import FailureClass, ReviewNote, ReviewSession, SessionTrace, Trace
@@ -202,7 +203,7 @@ def _review_rows(total: int) -> None:
     rng = random.Random(7)
     analyst, _ = get_user_model().objects.get_or_create(username="bench-analyst")
     ids = list(Trace.objects.order_by().values_list("pk", flat=True)[: total])
-    now = timezone.now()
+    now = clock.now()
     session = ReviewSession.objects.create(name="bench", window_start=now - dt.timedelta(days=90), window_end=now,
                                            seed=1, requested_size=len(ids) // 500)
     classes = [FailureClass.objects.create(session=session, name=f"class {i}", definition="d", stage="retrieval")
@@ -236,7 +237,7 @@ def filter_cases(rng: random.Random):
     classes = list(FailureClass.objects.values_list("pk", flat=True))
 
     def date_range():
-        day = timezone.localdate() - timezone.timedelta(days=rng.randint(1, 89))
+        day = clock.today() - timezone.timedelta(days=rng.randint(1, 89))
         return {"since": day.isoformat(), "until": day.isoformat()}
 
     return [
@@ -270,7 +271,7 @@ def search_cases(rng: random.Random, total: int):
         return {"text": str(7000000 + rng.randrange(0, total, 50))}  # may or may not exist: 0 or 1 trace
 
     def day():
-        when = timezone.localdate() - timezone.timedelta(days=rng.randint(1, 89))
+        when = clock.today() - timezone.timedelta(days=rng.randint(1, 89))
         return {"since": when.isoformat(), "until": when.isoformat()}
 
     return [
@@ -295,7 +296,13 @@ def measure(repeats: int, total: int, only: str = "") -> list[tuple[str, float, 
     """Return (name, p50 page+count, p95 page+count, rows on the page, p95 of the count alone) per case."""
     from django.http import QueryDict
 
-    from traces.selectors import filter_choices, parse_trace_filters, trace_count, trace_count_estimate, trace_page
+    from traces.selectors import (
+        filter_choices,
+        parse_trace_filters,
+        trace_count,
+        trace_count_estimate,
+        trace_page,
+    )
 
     rng = random.Random(2026)
     cases = [] if only == "text" else filter_cases(rng)

@@ -52,6 +52,7 @@ from billing.records import (
     parse_plan,
     parse_promotion,
 )
+from core import clock
 
 __all__ = ["BillingClient", "Fact", "KeyFigure", "ToolError", "ToolResult", "billing_client"]
 
@@ -93,7 +94,7 @@ class BillingClient:
         timeout_s: float,
         breaker: CircuitBreaker,
         transport: httpx.BaseTransport | None = None,
-        today: Callable[[], date] = date.today,
+        today: Callable[[], date],
         extra_headers: dict[str, str] | None = None,
     ):
         self.breaker = breaker
@@ -505,7 +506,7 @@ def billing_client(
     *,
     extra_headers: dict[str, str] | None = None,
     breaker: CircuitBreaker | None = None,
-    today: Callable[[], date] = date.today,
+    today: Callable[[], date] = clock.today,
 ) -> BillingClient:
     """Build the client from settings: the real API at BILLING_API_BASE_URL, or the in-process simulator."""
     from django.conf import settings

@@ -2,6 +2,8 @@
 
 from django.db import models
 
+from core.fields import ClockDateTimeField
+
 
 class BreakerState(models.Model):
     """One circuit breaker's state, shared by every web and worker process (when Redis is not configured).
@@ -21,7 +23,7 @@ class BreakerState(models.Model):
     opened_at = models.FloatField(null=True, blank=True)
     probe_id = models.CharField(max_length=64, blank=True, default="")
     probe_started_at = models.FloatField(null=True, blank=True)
-    updated_at = models.DateTimeField(auto_now=True)
+    updated_at = ClockDateTimeField(auto_now=True)
 
     class Meta:
         db_table = "bot_breakerstate"  # made when the breaker lived in the bot app; kept so data survives

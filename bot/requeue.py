@@ -13,9 +13,9 @@ import logging
 from collections.abc import Callable
 
 from django.db.models import Exists, OuterRef, Q
-from django.utils import timezone
 from kombu.exceptions import OperationalError as BrokerError
 
+from core import clock
 from desk.models import Message
 from desk.whatsapp import SILENT_KINDS, UNREADABLE_KINDS
 from traces.models import Trace
@@ -48,7 +48,7 @@ def unanswered_requeue(*, queue: Callable[[int], object], now: dt.datetime | Non
     """Queue (through `queue`, the turn task's delay) the turn of every unanswered message; return the ids
     queued (stops at the first broker error)."""
     queued = []
-    for message_id in unanswered_messages(now=now or timezone.now(), min_age=min_age, max_age=max_age,
+    for message_id in unanswered_messages(now=now or clock.now(), min_age=min_age, max_age=max_age,
                                           limit=limit):
         try:
             queue(message_id)

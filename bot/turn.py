@@ -17,7 +17,6 @@ from datetime import timedelta
 from django.conf import settings
 from django.db import transaction
 from django.db.models import Q
-from django.utils import timezone
 
 from billing.client import billing_client
 from bot import clarify, grounding, humanizer
@@ -34,6 +33,7 @@ from bot.writer import (
     get_writer,
     turn_key_figures,
 )
+from core import clock
 from desk.models import Contact, Conversation, Message
 from desk.services import bot_reply_record, conversation_escalate
 from desk.whatsapp import UNREADABLE_KINDS
@@ -116,7 +116,7 @@ class Lease:
 
     def take(self) -> bool:
         """Claim the message unless a live lease holds it or a turn already answered it."""
-        now = timezone.now()
+        now = clock.now()
         taken = (Message.objects.filter(pk=self.message_id, direction=Message.Direction.INBOUND)
                  .filter(Q(turn_claimed_at__isnull=True) | Q(turn_lease_until__lt=now))
                  .exclude(traces__isnull=False)
@@ -127,7 +127,7 @@ class Lease:
     def renew(self) -> None:
         """Push the lease forward (called as each stage starts, and before each model call)."""
         Message.objects.filter(pk=self.message_id, turn_claimed_at=self.token).update(
-            turn_lease_until=timezone.now() + self.length)
+            turn_lease_until=clock.now() + self.length)
 
     def held(self) -> bool:
         """Lock the message row until commit and say whether this run still holds it (call in a transaction)."""
@@ -138,7 +138,7 @@ class Lease:
     def give_up(self) -> None:
         """Expire the lease now, so the next sweep queues the message again at once."""
         Message.objects.filter(pk=self.message_id, turn_claimed_at=self.token).update(
-            turn_lease_until=timezone.now())
+            turn_lease_until=clock.now())
 
 
 def run_turn(*, message_id: int, writer=None, billing=None, clock=time.perf_counter) -> Trace | None:

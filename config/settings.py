@@ -176,6 +176,9 @@ LOGOUT_REDIRECT_URL = "login"
 
 LANGUAGE_CODE = "en"
 TIME_ZONE = env("TIME_ZONE", "America/Caracas")
+# The product's date (core/clock.py): YYYY-MM-DD runs billing, the bot, the desk, the dashboard and the demo as if
+# today were that date (time of day and the passing of time stay the wall clock's); empty = the wall clock.
+CLOCK_TODAY = env("CLOCK_TODAY")
 USE_I18N = True
 USE_TZ = True
 
@@ -277,9 +280,8 @@ BILLING_API_TIMEOUT_S = env_float("BILLING_API_TIMEOUT_S", 3.0)
 BILLING_BREAKER_FAILURES = env_int("BILLING_BREAKER_FAILURES", 5)
 BILLING_BREAKER_COOLDOWN_S = env_float("BILLING_BREAKER_COOLDOWN_S", 30.0)
 BILLING_SIM_FAULT = env("BILLING_SIM_FAULT")  # e.g. "503", "timeout", "reset", "malformed", "latency:200"
-BILLING_SIM_AS_OF = env("BILLING_SIM_AS_OF")
 # POST /sim/billing/_sim/fault breaks billing for the whole process: a demo and test tool, off in production.
-BILLING_SIM_FAULTS_ENABLED = env_bool("BILLING_SIM_FAULTS_ENABLED", DEBUG)  # YYYY-MM-DD pins the simulator's data; empty = today
+BILLING_SIM_FAULTS_ENABLED = env_bool("BILLING_SIM_FAULTS_ENABLED", DEBUG)
 
 # The bot turn
 BOT_MAX_REWRITES = env_int("BOT_MAX_REWRITES", 2)

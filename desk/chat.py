@@ -7,9 +7,9 @@ import uuid
 
 from django.conf import settings
 from django.db import transaction
-from django.utils import timezone
 
 from billing.simulator.data import build_dataset
+from core import clock
 from desk import inbound
 from desk.models import Channel, Contact, Conversation, Message
 from desk.storable import storable_text
@@ -20,7 +20,7 @@ SESSION_KEY = "webchat_conversation_id"
 
 @functools.cache
 def _dataset():
-    return build_dataset()
+    return build_dataset(as_of=clock.today())
 
 
 def demo_customers() -> list[dict]:
@@ -64,7 +64,7 @@ def chat_message_receive(*, conversation: Conversation, text: str) -> Message:
     contact = Contact.objects.select_for_update().get(pk=conversation.contact_id)
     message = InboundMessage(
         wamid=f"web-{uuid.uuid4().hex}", kind="text", wa_id="", user_id="", name=contact.name,
-        timestamp=timezone.now(), text=storable_text(text).strip(), payload={}, phone_number_id="",
+        timestamp=clock.now(), text=storable_text(text).strip(), payload={}, phone_number_id="",
     )
     report = inbound.inbound_messages_store(contact=contact, channel=Channel.WEBCHAT, messages=[message])
     return Message.objects.get(pk=report.stored[0])

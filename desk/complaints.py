@@ -8,8 +8,8 @@ stores what they decide, once per bot message and source.
 from __future__ import annotations
 
 from django.db import transaction
-from django.utils import timezone
 
+from core import clock
 from desk.access import require_desk_worker
 from desk.disagreement import may_disagree, negative_reaction, suspected_complaint
 from desk.models import ComplaintSignal, Contact, Event, Message
@@ -33,7 +33,7 @@ def complaint_mark(*, message_id: int, agent) -> ComplaintSignal:
     if signal is not None:
         return signal
     signal = ComplaintSignal.objects.create(message=message, source=Source.AGENT, certainty=Certainty.CONFIRMED,
-                                            marked_by=agent, at=timezone.now())
+                                            marked_by=agent, at=clock.now())
     Event.objects.create(conversation_id=message.conversation_id, actor=agent, kind="complaint_marked",
                          detail={"message": message.pk})
     return signal

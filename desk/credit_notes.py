@@ -16,12 +16,11 @@ from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.db.models import QuerySet, Sum
 from django.shortcuts import get_object_or_404
-from django.utils import timezone
 
 from billing.client import billing_client
 from billing.findings import find_payments
 from billing.records import parse_invoice, parse_payment
-from core import params
+from core import clock, params
 from desk.access import require_desk_worker
 from desk.models import Conversation, CreditNoteRequest, Event
 
@@ -280,7 +279,7 @@ def credit_note_approve(*, request: CreditNoteRequest, supervisor) -> CreditNote
         raise CreditNoteError("You proposed this credit note: another supervisor approves it.")
     request.status = CreditNoteRequest.Status.APPROVED
     request.decided_by = supervisor
-    request.decided_at = timezone.now()
+    request.decided_at = clock.now()
     request.save(update_fields=["status", "decided_by", "decided_at"])
     _event(request, supervisor, "credit_note_approved")
     request_id = request.pk
@@ -300,7 +299,7 @@ def credit_note_reject(*, request: CreditNoteRequest, supervisor, note: str) -> 
         raise CreditNoteError(_decided(request))
     request.status = CreditNoteRequest.Status.REJECTED
     request.decided_by = supervisor
-    request.decided_at = timezone.now()
+    request.decided_at = clock.now()
     request.decision_note = note[:2000]
     request.save(update_fields=["status", "decided_by", "decided_at", "decision_note"])
     _event(request, supervisor, "credit_note_rejected", note=request.decision_note)
@@ -351,7 +350,7 @@ def credit_note_send(*, request_id: int, actor=None) -> CreditNoteRequest:
         request.billing_credit_note_id = str(note.get("id", ""))[:64]
         request.billing_status = str(note.get("status", ""))[:32]
         request.error = ""
-        request.sent_at = timezone.now()
+        request.sent_at = clock.now()
         _event(request, actor, "credit_note_sent", billing_id=request.billing_credit_note_id,
                billing_status=request.billing_status)
     else:

@@ -33,9 +33,9 @@ from django.conf import settings
 from django.db import DatabaseError, IntegrityError, connection, transaction
 from django.db.models import Case, When
 from django.db.models.fields import NOT_PROVIDED
-from django.utils import timezone
 from kombu.exceptions import OperationalError as BrokerError
 
+from core import clock
 from core.tasks import task_queue
 from desk.complaints import followup_complaint_check, reaction_complaint_apply
 from desk.models import Channel, Contact, Conversation, Event, Message
@@ -238,7 +238,7 @@ def _insert_parts(model, explicit: dict, *, prefix: str) -> tuple[str, str, dict
     Fields not in `explicit` get their model default (auto_now fields: now), so a field added to
     the model later with a default needs no change here.
     """
-    now = timezone.now()
+    now = clock.now()
     quote = connection.ops.quote_name
     columns, values, params = [], [], {}
     for model_field in model._meta.concrete_fields:
@@ -310,7 +310,7 @@ def _message_insert(*, contact: Contact, channel: str, inbound: InboundMessage,
                    "resolved": Conversation.Status.RESOLVED, "wamid": inbound.wamid,
                    "inbound_at": inbound.timestamp, "touch": customer_wrote, "reopens": inbound.wants_turn,
                    "handler": Conversation.Handler.HUMAN if to_human else Conversation.Handler.BOT,
-                   "unassign": not to_human, "now": timezone.now()})
+                   "unassign": not to_human, "now": clock.now()})
     sql = f"""
         WITH latest AS (
             -- locked, so a resolve committing meanwhile is seen here and the reopening is recorded

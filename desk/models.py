@@ -6,6 +6,7 @@ from django.contrib.postgres.search import SearchVectorField
 from django.db import models
 from django.db.models import F, Q, Value
 
+from core.fields import ClockDateTimeField
 from core.fulltext import bilingual_vector
 
 
@@ -23,8 +24,8 @@ class Contact(models.Model):
     name = models.CharField(max_length=200, blank=True)
     customer_id = models.CharField(max_length=64, blank=True, help_text="Billing API customer id once known.")
     language = models.CharField(max_length=2, default="es")
-    created_at = models.DateTimeField(auto_now_add=True)
-    updated_at = models.DateTimeField(auto_now=True)
+    created_at = ClockDateTimeField(auto_now_add=True)
+    updated_at = ClockDateTimeField(auto_now=True)
 
     class Meta:
         constraints = [
@@ -64,8 +65,8 @@ class Conversation(models.Model):
     # A clarifying question the bot asked: {"query": the original question, "kind": "document"|"period",
     # "options": [{"label", "doc"|"period"}]}; empty when none is pending.
     pending_clarification = models.JSONField(default=dict, db_default=Value({}, models.JSONField()), blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-    updated_at = models.DateTimeField(auto_now=True)
+    created_at = ClockDateTimeField(auto_now_add=True)
+    updated_at = ClockDateTimeField(auto_now=True)
     last_inbound_at = models.DateTimeField(null=True, blank=True)
     # When an agent last replied (desk.services.agent_reply_send): later than last_inbound_at means the
     # conversation waits on the customer (the inbox's view), read without looking at the messages.
@@ -126,7 +127,7 @@ class Message(models.Model):
     verified_wrong_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
                                           related_name="+")
     verified_wrong_at = models.DateTimeField(null=True, blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
+    created_at = ClockDateTimeField(auto_now_add=True)
     status_at = models.DateTimeField(null=True, blank=True)
     # The desk's message search: the text folded and stemmed in Spanish and English (core.fulltext).
     search_vector = models.GeneratedField(expression=bilingual_vector(F("text")), output_field=SearchVectorField(),
@@ -177,7 +178,7 @@ class Escalation(models.Model):
     internal_note = models.TextField(blank=True, db_default="",
                                      help_text="What the bot knew: root cause, evidence, formulas, doubts.")
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.OPEN)
-    created_at = models.DateTimeField(auto_now_add=True)
+    created_at = ClockDateTimeField(auto_now_add=True)
     resolved_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
@@ -203,7 +204,7 @@ class Event(models.Model):
                               related_name="+")
     kind = models.CharField(max_length=40)
     detail = models.JSONField(default=dict, blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
+    created_at = ClockDateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["created_at", "pk"]
@@ -253,7 +254,7 @@ class CreditNoteRequest(models.Model):
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
     proposed_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL,
                                     related_name="+")
-    proposed_at = models.DateTimeField(auto_now_add=True)
+    proposed_at = ClockDateTimeField(auto_now_add=True)
     decided_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
                                    related_name="+")
     decided_at = models.DateTimeField(null=True, blank=True)
@@ -310,7 +311,7 @@ class ComplaintSignal(models.Model):
     detail = models.CharField(max_length=64, blank=True,
                               help_text="The reaction's emoji, or the rule that read the follow-up as disagreeing.")
     at = models.DateTimeField(help_text="When the complaint was made: the agent's click or the customer's message.")
-    created_at = models.DateTimeField(auto_now_add=True)
+    created_at = ClockDateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["at", "pk"]

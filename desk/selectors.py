@@ -15,11 +15,12 @@ from django.utils import timezone
 
 from billing.client import billing_client
 from billing.money import LANGUAGES, money_text
+from core import clock
 from core.fulltext import Matches, bilingual_query, newest_first
 from core.keyset import cursor_decode, cursor_encode, keyset_after, keyset_page
 from desk.disagreement import RULE_LABELS
-from desk.reasons import reason_label
 from desk.models import ComplaintSignal, Contact, Conversation, Escalation, Event, Message
+from desk.reasons import reason_label
 from desk.storable import TEXT_MAX
 
 logger = logging.getLogger(__name__)
@@ -129,7 +130,7 @@ def escalation_queue(*, agent, filters: QueueFilters, after: QueueCursor | None 
     One query whatever the page size: the contact, the assignee and the customer's last message
     come in the same SELECT (joins and correlated subqueries on desk_msg_conv_created).
     """
-    now = now or timezone.now()
+    now = now or clock.now()
     queue = (
         Escalation.objects.select_related("conversation__contact", "conversation__assignee")
         .annotate(last_customer_text=_last_inbound("text"), last_customer_kind=_last_inbound("kind"))

@@ -11,8 +11,8 @@ from functools import partial
 from django.db import transaction
 from django.db.models import F, Value
 from django.db.models.functions import Concat
-from django.utils import timezone
 
+from core import clock
 from core.tasks import task_queue
 from desk import rules
 from desk.access import conversation_verdict, require_desk_worker
@@ -96,7 +96,7 @@ def outbound_deliver(*, message_id: int) -> Message:
     message.provider_message_id = result.provider_message_id or None
     message.status = Message.Status.SENT if result.ok else Message.Status.FAILED
     message.error = "" if result.ok else (result.error or "send failed")
-    message.status_at = timezone.now()
+    message.status_at = clock.now()
     message.save(update_fields=["provider_message_id", "status", "error", "status_at"])
     if not result.ok:
         Event.objects.create(conversation=conversation, kind="send_failed",
@@ -206,7 +206,7 @@ def reply_window_open(conversation, *, now=None) -> bool:
         return True
     if conversation.last_inbound_at is None:
         return False
-    now = now or timezone.now()
+    now = now or clock.now()
     return now - conversation.last_inbound_at <= timedelta(hours=WHATSAPP_WINDOW_HOURS)
 
 
@@ -272,7 +272,7 @@ def conversation_assign(*, conversation_id: int, actor, assignee) -> Conversatio
 
 def _close_escalations(conversation, how: str) -> None:
     conversation.escalations.filter(status__in=[Escalation.Status.OPEN, Escalation.Status.TAKEN]).update(
-        status=Escalation.Status.RESOLVED, resolved_at=timezone.now(),
+        status=Escalation.Status.RESOLVED, resolved_at=clock.now(),
         detail=Concat(F("detail"), Value(f"\n[{how}]")),
     )
 
@@ -378,7 +378,7 @@ def message_mark_wrong(*, message_id: int, agent, reason: str) -> Message:
                         "marked this answer verified wrong already.")
     message.verified_wrong_reason = reason[:300]
     message.verified_wrong_by = agent
-    message.verified_wrong_at = timezone.now()
+    message.verified_wrong_at = clock.now()
     message.save(update_fields=["verified_wrong_reason", "verified_wrong_by", "verified_wrong_at"])
     _event(message.conversation, agent, "verified_wrong", message=message.pk, reason=message.verified_wrong_reason)
     return message

@@ -13,10 +13,9 @@ from django.core.exceptions import PermissionDenied
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
-from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
 
-from core import params
+from core import clock, params
 from desk import chat as webchat
 from desk import complaints, rules, services
 from desk.access import access_conversation, conversation_verdict, may_work_desk, require_conversation_reader
@@ -30,9 +29,9 @@ from desk.selectors import (
     QueueCursor,
     QueueFilters,
     account_summary,
-    conversation_escalation,
     contact_conversations,
     contacts_matching,
+    conversation_escalation,
     conversation_thread,
     escalation_counts,
     escalation_queue,
@@ -110,7 +109,7 @@ def queue(request):
     form = QueueFilterForm(request.GET or None)
     filters = form.filters() if form.is_bound else QueueFilters()
     after = QueueCursor.decode(request.GET.get("after"))
-    now = timezone.now()
+    now = clock.now()
     page = list(escalation_queue(agent=request.user, filters=filters, after=after, limit=QUEUE_PAGE_SIZE + 1,
                                  now=now))
     older = None

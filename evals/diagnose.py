@@ -15,9 +15,9 @@ from django.core.cache import cache
 from django.db import connection
 from django.db.models import Q, QuerySet
 from django.urls import reverse
-from django.utils import timezone
 from pgvector.django import CosineDistance
 
+from core import clock
 from evals.models import GoldenCase
 from kb.embeddings import Embedder, QueryCachingEmbedder, get_embedder
 from kb.inspect import chunk_status, section_edit_url
@@ -31,7 +31,7 @@ LATEST_TRACES = 20
 
 def recent_since(now: dt.datetime | None = None, days: int = RECENT_DAYS) -> dt.datetime:
     """Return the start of the usage window: `days` before now."""
-    return (now or timezone.now()) - dt.timedelta(days=days)
+    return (now or clock.now()) - dt.timedelta(days=days)
 
 
 # ── Document list ─────────────────────────────────────────────────────────────────────────────────
@@ -105,7 +105,7 @@ def document_usage_cached(*, recount: bool = False) -> tuple[dict[str, DocumentU
     key = f"kb:document-usage:{RECENT_DAYS}"
     cached = None if recount else cache.get(key)
     if cached is None:
-        counted_at = timezone.now()
+        counted_at = clock.now()
         cached = (document_usage(since=recent_since(counted_at)), counted_at)
         cache.set(key, cached, USAGE_CACHE_SECONDS)
     return cached

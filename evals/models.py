@@ -6,6 +6,7 @@ The tables were made when evals lived in the traces app; `db_table` keeps their 
 from django.conf import settings
 from django.db import models
 
+from core.fields import ClockDateTimeField
 from traces.models import FailureClass, Trace
 
 
@@ -64,8 +65,8 @@ class GoldenCase(models.Model):
     failure_class = models.ForeignKey(FailureClass, null=True, blank=True, on_delete=models.SET_NULL,
                                       related_name="golden_variants",
                                       help_text="For a generated variant: the taxonomy class it was made from.")
-    created = models.DateTimeField(auto_now_add=True)
-    updated = models.DateTimeField(auto_now=True)
+    created = ClockDateTimeField(auto_now_add=True)
+    updated = ClockDateTimeField(auto_now=True)
 
     class Meta:
         db_table = "traces_goldencase"
@@ -79,7 +80,7 @@ class GoldenCase(models.Model):
 class GoldenSetVersion(models.Model):
     golden_set = models.ForeignKey(GoldenSet, on_delete=models.CASCADE, related_name="versions")
     number = models.PositiveIntegerField()
-    created_at = models.DateTimeField(auto_now_add=True)
+    created_at = ClockDateTimeField(auto_now_add=True)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
                                    related_name="+")
     note = models.CharField(max_length=200, blank=True)
@@ -121,7 +122,7 @@ class EvalRun(models.Model):
     note = models.CharField(max_length=200, blank=True)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
                                    related_name="+")
-    started_at = models.DateTimeField(auto_now_add=True)
+    started_at = ClockDateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
@@ -197,8 +198,8 @@ class HumanLabel(models.Model):
     note = models.TextField(blank=True)
     split = models.CharField(max_length=5, choices=Split.choices)
     author = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
-    created_at = models.DateTimeField(auto_now_add=True)
-    updated_at = models.DateTimeField(auto_now=True)
+    created_at = ClockDateTimeField(auto_now_add=True)
+    updated_at = ClockDateTimeField(auto_now=True)
 
     class Meta:
         db_table = "traces_humanlabel"
@@ -223,7 +224,7 @@ class JudgeVerdict(models.Model):
     model = models.CharField(max_length=100, blank=True)
     label = models.CharField(max_length=5, choices=EvalRunItem.JudgeLabel.choices)
     reason = models.TextField(blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
+    created_at = ClockDateTimeField(auto_now_add=True)
 
     class Meta:
         db_table = "traces_judgeverdict"
@@ -256,7 +257,7 @@ class GateDecision(models.Model):
     # One row per gate: {"metric", "value", "judged_on", "decision", "detail"}.
     reasons = models.JSONField(default=list, blank=True)
     newly_failing = models.JSONField(default=list, blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
+    created_at = ClockDateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["-created_at", "-pk"]

@@ -10,8 +10,8 @@ from __future__ import annotations
 import time
 
 from django.db import transaction
-from django.utils import timezone
 
+from core import clock
 from evals import answer_checks
 from evals.answer_checks import CaseResult, RunComparison
 from evals.golden import metrics_case
@@ -34,7 +34,7 @@ class EvalRunError(RuntimeError):
 
 
 def eval_run(*, golden_set: GoldenSet, retrieval_only: bool = False, k: int = 5, use_judge: bool = True,
-             writer=None, billing=None, judge=None, user=None, clock=time.perf_counter) -> EvalRun:
+             writer=None, billing=None, judge=None, user=None, timer=time.perf_counter) -> EvalRun:
     """Run the current version of a golden set and return the finished run (EvalRunError when it crashed).
 
     Unreviewed synthetic cases are left out. Unless `retrieval_only`, every case also goes through
@@ -67,10 +67,10 @@ def eval_run(*, golden_set: GoldenSet, retrieval_only: bool = False, k: int = 5,
     try:
         with transaction.atomic():
             _run_cases(run, _counted_rows(golden_set, version.snapshot), writer=writer, billing=billing,
-                       judge=judge, clock=clock)
+                       judge=judge, timer=timer)
     except Exception as exc:
         run.status, run.error = EvalRun.Status.FAILED, f"{type(exc).__name__}: {exc}"[:2000]
-        run.finished_at = timezone.now()
+        run.finished_at = clock.now()
         run.save(update_fields=["status", "error", "finished_at"])
         raise EvalRunError(f"run {run.pk} failed: {run.error}", run=run) from exc
     return run
@@ -88,16 +88,16 @@ def _counted_rows(golden_set: GoldenSet, snapshot: list[dict]) -> tuple[list[dic
     return counted, len(snapshot) - len(counted)
 
 
-def _run_cases(run: EvalRun, counted, *, writer, billing, judge, clock) -> None:
+def _run_cases(run: EvalRun, counted, *, writer, billing, judge, timer) -> None:
     from kb.search import search
 
     rows, left_out = counted
     outcomes, items = [], []
     for row in rows:
         case = metrics_case(row)
-        began = clock()
+        began = timer()
         found = search(case.query, k=run.k)
-        searched_ms = (clock() - began) * 1000
+        searched_ms = (timer() - began) * 1000
         outcome = case_outcome(case, [hit.doc for hit in found.results])
         if case.hits:
             outcomes.append(outcome)
@@ -107,7 +107,7 @@ def _run_cases(run: EvalRun, counted, *, writer, billing, judge, clock) -> None:
             ranked_docs=outcome.ranked_docs, latency_ms=round(searched_ms, 3),
             retrieval=[{key: getattr(hit, key) for key in RETRIEVAL_KEYS} for hit in found.fused],
         )
-        cited = _answer(item, row, writer=writer, billing=billing, clock=clock) if not run.retrieval_only else ""
+        cited = _answer(item, row, writer=writer, billing=billing, timer=timer) if not run.retrieval_only else ""
         item.save()
         judged = _judge(item, judge, answer=cited) if judge is not None and item.outcome == "answered" else ""
         item.failures = answer_checks.case_failures(CaseResult(
@@ -144,17 +144,17 @@ def _run_cases(run: EvalRun, counted, *, writer, billing, judge, clock) -> None:
         run.metrics = metrics  # what the calibration may read
         metrics["corrected_pass_rate"] = _corrected_rate(run)
     run.metrics = metrics
-    run.status, run.finished_at = EvalRun.Status.DONE, timezone.now()
+    run.status, run.finished_at = EvalRun.Status.DONE, clock.now()
     run.save(update_fields=["metrics", "status", "finished_at"])
 
 
-def _answer(item: EvalRunItem, row: dict, *, writer, billing, clock) -> str:
+def _answer(item: EvalRunItem, row: dict, *, writer, billing, timer) -> str:
     """Put the case through the real answer path, record what it did on the item; return the cited draft."""
     from bot.turn import Answered, Clarify, Escalated, Silenced, answer_query
 
     result = answer_query(query=row["query"], language=row.get("language") or "es",
                           customer_id=row.get("customer_id") or "", history=_history(row.get("context")),
-                          writer=writer, billing=billing, clock=clock)
+                          writer=writer, billing=billing, clock=timer)
     outcome, draft = result.outcome, result.draft
     verdicts = [attempt["verdict"] for attempt in draft.attempts if "verdict" in attempt]
     if isinstance(outcome, Escalated):

@@ -8,9 +8,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from django.db import IntegrityError, transaction
-from django.utils import timezone
 
-from core import params
+from core import clock, params
 from desk.reasons import LABELS as REASON_LABELS
 from evals.golden import read_golden_rows
 from evals.models import GateDecision, GoldenCase, GoldenSet, GoldenSetVersion
@@ -83,7 +82,7 @@ def golden_set_archive(*, golden_set: GoldenSet, archived: bool, now=None) -> bo
     golden_set = GoldenSet.objects.select_for_update().get(pk=golden_set.pk)
     if golden_set.archived == archived:
         return False
-    golden_set.archived_at = (now or timezone.now()) if archived else None
+    golden_set.archived_at = (now or clock.now()) if archived else None
     golden_set.save(update_fields=["archived_at"])
     return True
 
@@ -94,7 +93,7 @@ def golden_set_gates_save(*, golden_set: GoldenSet, gates: dict | None, user, no
     the repository's gates file."""
     golden_set = GoldenSet.objects.select_for_update().get(pk=golden_set.pk)
     golden_set.gates = gates
-    golden_set.gates_edited_at = (now or timezone.now()) if gates is not None else None
+    golden_set.gates_edited_at = (now or clock.now()) if gates is not None else None
     golden_set.gates_edited_by = user if gates is not None and getattr(user, "pk", None) else None
     golden_set.save(update_fields=["gates", "gates_edited_at", "gates_edited_by"])
     return golden_set

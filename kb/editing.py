@@ -17,8 +17,8 @@ from pathlib import Path
 
 from django.db import transaction
 from django.db.models import F
-from django.utils import timezone
 
+from core import clock
 from core.tasks import task_queue
 from kb.chunking import (
     MalformedDocument,
@@ -236,7 +236,7 @@ def document_delete(*, document: Document, author=None) -> WriteResult:
     space = _bump_space()
     retired = Chunk.objects.live().filter(document=document).update(retired_in=space.index_version)
     document.sections.live().update(retired_in=space.index_version)
-    document.deleted_at = timezone.now()
+    document.deleted_at = clock.now()
     version = _record_version(document, kind=DocumentVersion.Kind.DELETE, source=document_source(document),
                               author=author, note="deleted", changed=[], index_version=space.index_version)
     _refresh_stats()
@@ -414,9 +414,9 @@ def reembed_job_run(*, job: ReembedJob, embedder: Embedder) -> ReembedJob:
                 ReembedJob.objects.filter(pk=job.pk).update(done=start + len(group))
     except Exception as exc:  # the job page must say why; the chunks stay findable by their text
         ReembedJob.objects.filter(pk=job.pk).update(status=ReembedJob.Status.FAILED, error=str(exc)[:2000],
-                                                    finished_at=timezone.now())
+                                                    finished_at=clock.now())
         raise
-    ReembedJob.objects.filter(pk=job.pk).update(status=ReembedJob.Status.DONE, finished_at=timezone.now())
+    ReembedJob.objects.filter(pk=job.pk).update(status=ReembedJob.Status.DONE, finished_at=clock.now())
     job.refresh_from_db()
     return job
 

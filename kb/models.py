@@ -8,6 +8,7 @@ from django.db import models
 from django.db.models import Case, F, Func, Value, When
 from pgvector.django import HnswIndex, VectorField
 
+from core.fields import ClockDateTimeField
 from core.fulltext import FoldAccents, RegConfig, ToTsVector  # noqa: F401 - migrations name them here
 
 LANGUAGES = [("es", "Español"), ("en", "English")]
@@ -28,8 +29,8 @@ class Document(models.Model):
     alternative_label = models.CharField(max_length=80, blank=True, db_default="",
                                          help_text="What tells this document apart from its alternatives.")
     deleted_at = models.DateTimeField(null=True, blank=True, help_text="Soft delete: its chunks are retired.")
-    created_at = models.DateTimeField(auto_now_add=True)
-    updated_at = models.DateTimeField(auto_now=True)
+    created_at = ClockDateTimeField(auto_now_add=True)
+    updated_at = ClockDateTimeField(auto_now=True)
 
     class Meta:
         permissions = [('edit_kb', 'Edit the knowledge base')]
@@ -64,7 +65,7 @@ class DocumentVersion(models.Model):
     author = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
                                related_name="+")
     note = models.CharField(max_length=300, blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
+    created_at = ClockDateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["document", "-number"]
@@ -174,7 +175,7 @@ class EmbeddingSpace(models.Model):
     model_name = models.CharField(max_length=200)
     dimensions = models.PositiveIntegerField()
     index_version = models.PositiveIntegerField(default=1, help_text="Bumped on every change to chunks.")
-    updated_at = models.DateTimeField(auto_now=True)
+    updated_at = ClockDateTimeField(auto_now=True)
 
     def __str__(self):
         return f"{self.model_name} ({self.dimensions}d) v{self.index_version}"
@@ -219,7 +220,7 @@ class ReembedJob(models.Model):
     total = models.PositiveIntegerField(default=0)
     done = models.PositiveIntegerField(default=0)
     error = models.TextField(blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
+    created_at = ClockDateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:

@@ -38,6 +38,7 @@ from django.urls import NoReverseMatch, URLPattern, URLResolver, get_resolver, r
 from django.utils import timezone
 from django.utils.datastructures import MultiValueDict
 
+from core import clock
 from core.roles import ensure_roles
 
 pytestmark = pytest.mark.django_db
@@ -180,7 +181,7 @@ def given_a_small_data_set(users) -> dict:
     contact = Contact.objects.create(channel=Channel.WHATSAPP, name="Fuzz", wa_id="584140000001",
                                      customer_id="C-1001", language="es")
     conversation = Conversation.objects.create(contact=contact, channel=Channel.WHATSAPP,
-                                               last_inbound_at=timezone.now())
+                                               last_inbound_at=clock.now())
     inbound = Message.objects.create(conversation=conversation, direction="in", author="customer", text="hola",
                                      provider_message_id=f"wamid.{uuid.uuid4().hex}")
     reply = Message.objects.create(conversation=conversation, direction="out", author="bot", text="Son Bs. 350,00",
@@ -194,7 +195,7 @@ def given_a_small_data_set(users) -> dict:
     trace = Trace.objects.create(conversation=conversation, message=inbound, reply=reply, channel="whatsapp",
                                  language="es", route="document", outcome="answered", query="hola",
                                  index_version=1, total_ms=10.0)
-    now = timezone.now()
+    now = clock.now()
     session = review.review_session_create(name="fuzz", window_start=now - timezone.timedelta(days=1),
                                            window_end=now + timezone.timedelta(minutes=1), size=1, seed=1)
     note = review.review_note_save(session=session, trace=trace, author=users["analyst"], verdict="fail",

@@ -9,8 +9,8 @@ from html import unescape
 
 import pytest
 from django.urls import reverse
-from django.utils import timezone
 
+from core import clock
 from desk.models import CannedReply, Message
 from desk.services import conversation_take_over
 from evals.models import GoldenCase, GoldenSet
@@ -24,7 +24,7 @@ pytestmark = pytest.mark.django_db
 def a_trace(*, hours_ago: int) -> Trace:
     trace = Trace.objects.create(conversation=conversation_start(), channel="webchat", language="es",
                                  route="document", outcome="answered", query="cuánto debo", index_version=1)
-    Trace.objects.filter(pk=trace.pk).update(created_at=timezone.now() - dt.timedelta(hours=hours_ago))
+    Trace.objects.filter(pk=trace.pk).update(created_at=clock.now() - dt.timedelta(hours=hours_ago))
     return trace
 
 
@@ -96,7 +96,7 @@ def test_the_verifier_refuses_evidence_nested_5000_deep_before_parsing_it(analys
 
 
 def test_review_writes_with_impossible_values_say_why(analyst):
-    now = timezone.now()
+    now = clock.now()
     a_trace(hours_ago=2)
     refused = analyst.post(reverse("traces:sessions"), {"since": (now - dt.timedelta(days=1)).date().isoformat(),
                                                         "until": now.date().isoformat(), "seed": "9" * 30},

@@ -6,6 +6,7 @@ import io
 import pytest
 from django.core.management import CommandError, call_command
 
+from core import clock
 from desk.models import Escalation, Message
 from evals.models import GoldenCase, GoldenSet
 from traces.models import ReviewNote, ReviewSession, Trace
@@ -127,8 +128,6 @@ def test_the_demo_calibration_shows_tpr_tnr_and_a_corrected_rate_with_its_interv
 def test_the_dashboard_demo_tells_its_story_and_a_second_run_adds_nothing(client):
     from django.contrib.auth import get_user_model
 
-    from django.utils import timezone
-
     from traces.models import HourlyRollup
     from traces.rollups import hour_floor
 
@@ -139,7 +138,7 @@ def test_the_dashboard_demo_tells_its_story_and_a_second_run_adds_nothing(client
     turns = Trace.objects.count()
     rolled = list(HourlyRollup.objects.order_by("pk").values_list("hour", "turns"))
     # Every turn before this hour is rolled; this hour's are read live.
-    assert sum(n for _, n in rolled) == Trace.objects.filter(created_at__lt=hour_floor(timezone.now())).count()
+    assert sum(n for _, n in rolled) == Trace.objects.filter(created_at__lt=hour_floor(clock.now())).count()
     assert turns > 1000
     call_command("demo_dashboard", stdout=io.StringIO())
     assert Trace.objects.count() == turns

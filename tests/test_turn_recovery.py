@@ -10,10 +10,10 @@ import uuid
 import psutil
 import pytest
 from django.db import connection
-from django.utils import timezone
 
 from bot.requeue import unanswered_messages, unanswered_requeue
 from bot.turn import Lease, run_turn
+from core import clock
 from desk.models import Escalation, Message
 from tests.support.factories import conversation_start, customer_says
 from tests.support.fake_openai import HANG, FakeOpenAI
@@ -59,7 +59,7 @@ def test_a_failed_trace_insert_records_no_reply_and_the_retry_sends_one(trace_in
     assert bot_messages(conversation) == [] and not Escalation.objects.filter(conversation=conversation).exists()
     assert not Trace.objects.filter(message=message).exists()
     # The turn gave its lease up, so the sweep finds the message at once.
-    assert unanswered_messages(now=timezone.now() + dt.timedelta(milliseconds=1),
+    assert unanswered_messages(now=clock.now() + dt.timedelta(milliseconds=1),
                                min_age=dt.timedelta(minutes=1), max_age=dt.timedelta(hours=1)) == [message.pk]
     trace = run_turn(message_id=message.pk)
     assert (trace.outcome, trace.escalation_reason) == ("escalated", "USER_REQUEST")
@@ -73,7 +73,7 @@ def test_a_live_lease_keeps_a_second_run_out_until_it_expires():
     first = Lease(message.pk, seconds=30)
     assert first.take()
     assert not Lease(message.pk).take()  # a redelivery while the turn runs
-    Message.objects.filter(pk=message.pk).update(turn_lease_until=timezone.now() - dt.timedelta(seconds=1))
+    Message.objects.filter(pk=message.pk).update(turn_lease_until=clock.now() - dt.timedelta(seconds=1))
     second = Lease(message.pk)
     assert second.take()  # the first run died: its lease expired without a trace
     first.renew()  # the old holder cannot extend what it lost

@@ -19,11 +19,11 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
-from core import params
+from core import clock, params
 from traces import dashboard, labels, services
 from traces.access import dashboard_scope, require_trace_reviewer
-from traces.fingerprint import differences
 from traces.dial_charts import DayValue, rate_chart, stacked_chart
+from traces.fingerprint import differences
 from traces.models import Configuration
 from traces.rollup_stats import LATENCY_EDGES_MS, Proportion, difference_interval, percentile
 
@@ -300,7 +300,7 @@ def _duration(delta: dt.timedelta) -> str:
 
 def _read(request):
     scope = dashboard_scope(request.user)
-    now = timezone.now()
+    now = clock.now()
     parsed = parse_request(request.GET, today=timezone.localdate(now),
                            agent_id=request.user.pk if scope == "own" else None)
     return scope, now, parsed
@@ -341,7 +341,7 @@ def dashboard_csv(request):
 def dashboard_review(request):
     """Start a review session from a uniform seeded sample of the dashboard's range and filters."""
     require_trace_reviewer(request.user)
-    parsed = parse_request(request.POST, today=timezone.localdate(), agent_id=None)
+    parsed = parse_request(request.POST, today=clock.today(), agent_id=None)
     if parsed.problems:
         raise BadRequest(" ".join(parsed.problems))
     size = params.integer(request.POST.get("size"), label="The sample size", default=SAMPLE_SIZE, low=1,

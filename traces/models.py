@@ -5,9 +5,9 @@ from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchVectorField
 from django.db import models
 from django.db.models import F, Value
-
 from pgvector.django import VectorField
 
+from core.fields import ClockDateTimeField
 from core.fulltext import TsVectorOr, bilingual_vector  # noqa: F401 - migrations name TsVectorOr here
 from traces.fingerprint import ConfigurationParts
 
@@ -114,7 +114,7 @@ class Trace(models.Model):
     # What the turn ran under (prompt, model, router, index, tuning); the row holds the parts once.
     configuration = models.ForeignKey("traces.Configuration", null=True, blank=True, on_delete=models.PROTECT,
                                       related_name="traces", db_index=False)
-    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    created_at = ClockDateTimeField(auto_now_add=True, db_index=True)
     # Derived by PostgreSQL from `attempts`: filterable and indexed without any writer filling them.
     verdict = models.GeneratedField(expression=VerdictOf("attempts"), output_field=models.CharField(max_length=10),
                                     db_persist=True)
@@ -159,7 +159,7 @@ class ReviewSession(models.Model):
 
     name = models.CharField(max_length=200)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
-    created_at = models.DateTimeField(auto_now_add=True)
+    created_at = ClockDateTimeField(auto_now_add=True)
     window_start = models.DateTimeField()
     window_end = models.DateTimeField()
     filters = models.JSONField(default=dict, blank=True)
@@ -202,7 +202,7 @@ class FailureClass(models.Model):
     definition = models.CharField(max_length=300)
     stage = models.CharField(max_length=20, choices=STAGE_CHOICES)
     merged_into = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="merged")
-    created_at = models.DateTimeField(auto_now_add=True)
+    created_at = ClockDateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["name", "pk"]
@@ -218,7 +218,7 @@ class FailureClassEvent(models.Model):
     kind = models.CharField(max_length=20)
     detail = models.JSONField(default=dict, blank=True)
     actor = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
-    created_at = models.DateTimeField(auto_now_add=True)
+    created_at = ClockDateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["created_at", "pk"]
@@ -242,8 +242,8 @@ class ReviewNote(models.Model):
                                          help_text="Was the model faithful to the context it was given?")
     failure_class = models.ForeignKey(FailureClass, null=True, blank=True, on_delete=models.SET_NULL,
                                       related_name="notes")
-    created_at = models.DateTimeField(auto_now_add=True)
-    updated_at = models.DateTimeField(auto_now=True)
+    created_at = ClockDateTimeField(auto_now_add=True)
+    updated_at = ClockDateTimeField(auto_now=True)
 
     class Meta:
         ordering = ["created_at", "pk"]
@@ -271,7 +271,7 @@ class Configuration(models.Model):
     bot_max_rewrites = models.PositiveIntegerField()
     phrases_hash = models.CharField(max_length=16)
     tuning_hash = models.CharField(max_length=16)
-    first_seen_at = models.DateTimeField(auto_now_add=True)
+    first_seen_at = ClockDateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["-first_seen_at", "fingerprint"]
@@ -291,8 +291,8 @@ class SavedFilter(models.Model):
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
     name = models.CharField(max_length=NAME_MAX)
     query = models.TextField(help_text="The filters as a query string, as the browser's filter form sends them.")
-    created_at = models.DateTimeField(auto_now_add=True)
-    updated_at = models.DateTimeField(auto_now=True)
+    created_at = ClockDateTimeField(auto_now_add=True)
+    updated_at = ClockDateTimeField(auto_now=True)
 
     class Meta:
         ordering = ["user", "name"]

@@ -19,11 +19,11 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 
+from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
-from django.conf import settings
-
+from core import clock
 from traces.models import DailyOutcomeRollup, DailyRollup, HourlyRollup, RolledHour
 from traces.rollup_stats import LATENCY_EDGES_MS, REPLY_EDGES_S, STAGES
 
@@ -155,7 +155,7 @@ def rollups_rebuild(*, start: dt.datetime, end: dt.datetime, now: dt.datetime | 
     of the same hour wait for each other instead of inserting it twice. The current hour (`now`) and any later
     one are never rolled: the dashboard reads them live.
     """
-    now = now or timezone.now()
+    now = now or clock.now()
     first, last = hour_floor(start), min(hour_floor(end), hour_floor(now))
     hours = rows = 0
     cursor_at = first
@@ -266,7 +266,7 @@ def first_unrolled_hour(last: dt.datetime | None, floor: dt.datetime) -> dt.date
 def rollups_roll_recent(*, now: dt.datetime | None = None) -> RebuildReport:
     """Roll the completed hours not rolled yet (at most CATCH_UP_HOURS back) and re-roll the hours of the turns
     marked in the last MARKS_WINDOW (consecutive marked hours in one rebuild). The hourly beat task calls this."""
-    now = now or timezone.now()
+    now = now or clock.now()
     current = hour_floor(now)
     start = first_unrolled_hour(last_rolled_hour(), current - CATCH_UP_HOURS * HOUR)
     report = rollups_rebuild(start=start, end=current, now=now)

@@ -11,19 +11,18 @@ from django.db.models import Q
 from django.http import Http404, QueryDict, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
-from django.utils import timezone
 from django.utils.html import escape
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_POST
 
-from core import params
+from core import clock, params
 from desk.disagreement import RULE_LABELS
 from desk.models import ComplaintSignal, Conversation, Message
 from kb.access import may_edit_kb
 from kb.models import Chunk
 from traces import labels, selectors, services
-from traces.fingerprint import PARTS
 from traces.access import may_read_traces, may_review_traces, require_trace_reviewer
+from traces.fingerprint import PARTS
 from traces.models import (
     STAGES,
     FailureClass,
@@ -159,7 +158,7 @@ def trace_export(request, fmt):
     filters = selectors.parse_trace_filters(request.GET)
     if filters.problems:  # a download wider than the analyst asked for would be read as the answer
         raise BadRequest(" ".join(filters.problems))
-    stamp = timezone.now().strftime("%Y%m%d-%H%M%S")
+    stamp = clock.now().strftime("%Y%m%d-%H%M%S")
     if fmt == "jsonl":
         body = (json.dumps(record, ensure_ascii=False) + "\n" for record in _export_rows(filters))
         response = StreamingHttpResponse(body, content_type="application/x-ndjson")
@@ -273,7 +272,7 @@ def session_list(request):
     require_trace_reviewer(request.user)
     if request.method == "POST":
         return _session_create(request)
-    today = timezone.localdate()
+    today = clock.today()
     return render(request, "traces/session_list.html", {
         "sessions": ReviewSession.objects.all()[:100],
         "default_since": (today - dt.timedelta(days=7)).isoformat(), "default_until": today.isoformat(),

@@ -124,9 +124,16 @@ class BillingSimulator:
         fault: str | None = None,
         hang_s: float = 30.0,
         now: Callable[[], datetime] = lambda: datetime.now(UTC),
+        today: Callable[[], date] | None = None,
         sleep: Callable[[float], None] = time.sleep,
     ):
-        self.data: Dataset = build_dataset(seed, as_of)
+        """`as_of` fixes the data's date; otherwise it follows `today()` (the standalone server's wall clock
+        when neither is given; the app's clock when mounted), rebuilt when the date changes."""
+        self._seed = seed
+        self._as_of = as_of
+        self._today = today or (lambda: now().date())
+        self._datasets: dict[date, Dataset] = {}
+        self._data_lock = threading.Lock()
         self.token = token
         self.fault = parse_fault(fault)
         self.hang_s = hang_s
@@ -136,6 +143,18 @@ class BillingSimulator:
         self._requests_served = 0
         self._credit_notes: dict[str, tuple[str, int, dict[str, Any]]] = {}
         self._credit_seq = 0
+
+    @property
+    def data(self) -> Dataset:
+        """Return the dataset for the simulator's date (a day's dataset is built once, then kept)."""
+        day = self._as_of or self._today()
+        with self._data_lock:
+            dataset = self._datasets.get(day)
+            if dataset is None:
+                if len(self._datasets) >= 4:  # a long-running process crosses days: keep only the recent ones
+                    self._datasets.pop(min(self._datasets))
+                dataset = self._datasets[day] = build_dataset(self._seed, as_of=day)
+            return dataset
 
     # --- introspection used by tests, the command and the control endpoints -------------
 

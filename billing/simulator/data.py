@@ -758,9 +758,8 @@ def _current_plan_code(b: _Builder) -> str:
     return b.invoices[-1].lines_of("recurring")[0].code
 
 
-def build_dataset(seed: int = DEFAULT_SEED, as_of: date | None = None) -> Dataset:
+def build_dataset(seed: int = DEFAULT_SEED, *, as_of: date) -> Dataset:
     """Return the deterministic dataset for `seed`, with each account's latest invoice on or before `as_of`."""
-    as_of = as_of or date.today()
     rng = random.Random(seed)  # identities only: same seed → same people, whatever the anchor date
     slots = [(s, v) for s in SCENARIOS if s != "new_customer" for v in range(PER_SCENARIO)]
     slots += [("new_customer", v) for v in range(NEW_CUSTOMERS)]

@@ -8,28 +8,29 @@ Each web or worker process has its own instance (own count, own credit notes).
 from __future__ import annotations
 
 import threading
-from datetime import date
 
 from billing.simulator.app import BillingSimulator
+from core import clock
 
 _lock = threading.Lock()
 _shared: BillingSimulator | None = None
 
 
 def shared_simulator() -> BillingSimulator:
-    """Return this process's simulator: token BILLING_API_TOKEN, global fault BILLING_SIM_FAULT."""
+    """Return this process's simulator: token BILLING_API_TOKEN, global fault BILLING_SIM_FAULT, dated by the clock."""
     global _shared
     with _lock:
         if _shared is None:
             from django.conf import settings
             from django.core.exceptions import ImproperlyConfigured
 
-            as_of = getattr(settings, "BILLING_SIM_AS_OF", "")  # optional pin for demos and golden sets
             try:
+                # The data's date is the app's clock (CLOCK_TODAY, or a test's pin), read on every request.
                 _shared = BillingSimulator(
                     token=settings.BILLING_API_TOKEN,
                     fault=settings.BILLING_SIM_FAULT or None,
-                    as_of=date.fromisoformat(as_of) if as_of else None,
+                    today=clock.today,
+                    now=clock.now,
                 )
             except ValueError as exc:
                 raise ImproperlyConfigured(f"billing simulator settings: {exc}") from exc

@@ -158,7 +158,7 @@ def test_added_latency_within_the_timeout_is_fine(sim, breaker):
 
 def test_a_connection_refused_is_infrastructure(breaker):
     with BillingClient(
-        base_url="http://127.0.0.1:9/", token="t", timeout_s=TIMEOUT_S, breaker=breaker
+        base_url="http://127.0.0.1:9/", token="t", timeout_s=TIMEOUT_S, breaker=breaker, today=lambda: AS_OF
     ) as client:
         result = client.account_summary("C-1001")
     assert (result.should_escalate, result.error.code) == (True, "connection_error")

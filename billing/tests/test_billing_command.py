@@ -15,6 +15,7 @@ from billing.breaker_store import close_stores
 from billing.client import billing_breaker
 from billing.simulator import build_dataset
 from billing.simulator.mounted import reset_shared_simulator
+from core import clock
 
 ROOT = Path(__file__).resolve().parents[2]
 REDIS_URL = "redis://127.0.0.1:6379/15"
@@ -26,7 +27,7 @@ def in_process(settings, db):
     settings.BILLING_API_BASE_URL = ""
     settings.BILLING_API_TOKEN = "sim-token"
     settings.BILLING_SIM_FAULT = ""
-    settings.BILLING_SIM_AS_OF = "2026-10-20"
+    settings.CLOCK_TODAY = "2026-10-20"
     settings.REDIS_URL = ""
     settings.BILLING_BREAKER_FAILURES = 3
     settings.BILLING_BREAKER_COOLDOWN_S = 300.0
@@ -95,7 +96,7 @@ def test_business_answer_is_reported_as_such(in_process):
 
 
 def test_find_customer_by_phone_and_argument_errors(in_process):
-    phone = build_dataset().accounts["C-1002"].customer.phone  # people do not depend on the anchor date
+    phone = build_dataset(as_of=clock.today()).accounts["C-1002"].customer.phone  # people do not depend on the anchor date
     payload = json.loads(run("find_customer", "--phone", phone, "--json"))
     assert payload["ok"] and payload["evidence"][0]["value"] == "C-1002"
     with pytest.raises(CommandError):

@@ -82,8 +82,8 @@ def test_same_seed_and_date_give_identical_data_and_another_seed_does_not():
             sort_keys=True,
         )
 
-    assert snapshot(build_dataset(7, AS_OF)) == snapshot(build_dataset(7, AS_OF))
-    assert snapshot(build_dataset(7, AS_OF)) != snapshot(build_dataset(8, AS_OF))
+    assert snapshot(build_dataset(7, as_of=AS_OF)) == snapshot(build_dataset(7, as_of=AS_OF))
+    assert snapshot(build_dataset(7, as_of=AS_OF)) != snapshot(build_dataset(8, as_of=AS_OF))
 
 
 def test_people_stay_the_same_whatever_the_anchor_date():

@@ -6,10 +6,10 @@ import uuid
 
 import pytest
 from django.core.management import call_command
-from django.utils import timezone
 
 from bot.requeue import unanswered_messages, unanswered_requeue
 from bot.tasks import handle_inbound
+from core import clock
 from desk.models import Message
 from tests.support.factories import conversation_start
 from traces.models import Trace
@@ -27,7 +27,7 @@ def stored(conversation, text, *, age, kind="text", claimed_age=None, lease_left
     claimed `claimed_age` ago by a turn whose lease ends `lease_left` from now (negative: expired)."""
     message = Message.objects.create(conversation=conversation, direction="in", author="customer", kind=kind,
                                      text=text, provider_message_id=f"wamid.{uuid.uuid4().hex}")
-    now = timezone.now()
+    now = clock.now()
     Message.objects.filter(pk=message.pk).update(
         created_at=now - age, turn_claimed_at=None if claimed_age is None else now - claimed_age,
         turn_lease_until=None if lease_left is None else now + lease_left)
@@ -61,7 +61,7 @@ def test_the_sweep_leaves_recent_answered_silent_and_expired_messages_alone(conv
     answered = stored(conversation, "¿horarios del domingo?", age=dt.timedelta(minutes=3))
     Trace.objects.create(conversation=conversation, message=answered, channel="webchat", outcome="answered")
 
-    found = unanswered_messages(now=timezone.now(), min_age=dt.timedelta(minutes=1), max_age=dt.timedelta(hours=24))
+    found = unanswered_messages(now=clock.now(), min_age=dt.timedelta(minutes=1), max_age=dt.timedelta(hours=24))
 
     assert found == [crashed.pk]  # a lease that expired without a trace is a turn that died
     assert not {recent.pk, reaction.pk, expired.pk, in_flight.pk, answered.pk} & set(found)
@@ -81,5 +81,5 @@ def test_the_command_lists_on_a_dry_run_and_queues_otherwise(conversation):
 def test_the_sweep_skips_readable_kinds_with_no_words_as_ingest_does(conversation):
     blank = stored(conversation, "", age=dt.timedelta(minutes=3), kind="button")
     order = stored(conversation, "", age=dt.timedelta(minutes=3), kind="order")
-    found = unanswered_messages(now=timezone.now(), min_age=dt.timedelta(minutes=1), max_age=dt.timedelta(hours=24))
+    found = unanswered_messages(now=clock.now(), min_age=dt.timedelta(minutes=1), max_age=dt.timedelta(hours=24))
     assert order.pk in found and blank.pk not in found

@@ -7,6 +7,7 @@ import pytest
 
 from bot.turn import run_turn
 from bot.writer import LLMWriter, TemplateWriter
+from core import clock
 from desk.models import Conversation, Escalation, Message
 from tests.support.billing_sim import AS_OF, client_for, simulator_for
 from tests.support.factories import conversation_start
@@ -129,7 +130,7 @@ def test_billing_outage_escalates_as_tool_error(healthy_billing):
 def test_unknown_whatsapp_number_is_asked_to_identify_then_linked(healthy_billing):
     from billing.simulator.data import build_dataset
 
-    customer = build_dataset().accounts["C-1001"].customer
+    customer = build_dataset(as_of=clock.today()).accounts["C-1001"].customer
     conversation = start(customer_id="", channel="whatsapp", wa_id="19999999999")
     first = say(conversation, "¿Por qué mi factura llegó más alta este mes?", writer=TemplateWriter())
     assert first.outcome == "answered" and "cédula" in first.final_text

@@ -11,6 +11,7 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
+from core import clock
 from desk import rules, services
 from desk.chat import chat_message_receive
 from desk.models import Conversation, Event, Message
@@ -311,12 +312,11 @@ def test_reopen_is_for_the_holder_and_supervisors_and_opens_the_composer_again(p
 def test_after_the_action_a_confirmation_and_the_longest_waiting_escalation(people, action):
     from datetime import timedelta
 
-    from django.utils import timezone
     conversation = escalated().conversation
     ana = people["holder"]
     if action != "take_over":
         services.conversation_take_over(conversation_id=conversation.pk, agent=ana)
-    now = timezone.now()
+    now = clock.now()
     newer = escalated(name="Newer Customer", created_at=now - timedelta(minutes=5))
     oldest = escalated(name="Oldest Customer", created_at=now - timedelta(minutes=50))
     taken = escalated(name="Taken Customer", created_at=now - timedelta(minutes=90))

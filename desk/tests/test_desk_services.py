@@ -9,11 +9,11 @@ import pytest
 from django.core.exceptions import PermissionDenied
 from django.core.management import call_command
 from django.db.models import Max
-from django.utils import timezone
 
 import bot.turn
 from bot.turn import run_turn
 from bot.writer import TemplateWriter
+from core import clock
 from desk import services
 from desk.chat import chat_message_receive
 from desk.models import CannedReply, Channel, Conversation, Escalation, Event, Message
@@ -116,7 +116,7 @@ def test_a_reply_needs_the_conversation_in_hand(make_staff):
 @pytest.mark.django_db
 def test_whatsapp_free_text_only_within_24_hours_of_the_customers_last_message(make_staff):
     ana = make_staff("ana", "agent")
-    now = timezone.now()
+    now = clock.now()
     conversation = conversation_start(channel=Channel.WHATSAPP, wa_id="584121112233",
                                       inbound_at=now - timedelta(hours=24, minutes=1))
     services.conversation_take_over(conversation_id=conversation.pk, agent=ana)
@@ -206,7 +206,7 @@ def test_after_resolve_the_customers_next_whatsapp_message_is_answered_by_the_bo
     services.conversation_take_over(conversation_id=escalation.conversation_id, agent=ana)
     services.conversation_resolve(conversation_id=escalation.conversation_id, agent=ana)
 
-    message = inbound_message(wa_id="584264468662", timestamp=int(timezone.now().timestamp()),
+    message = inbound_message(wa_id="584264468662", timestamp=int(clock.now().timestamp()),
                               text={"body": ACCOUNT_QUESTION})
     raw = json.dumps(webhook_body(change_value(messages=[message]))).encode()
     with django_capture_on_commit_callbacks(execute=True):

@@ -5,10 +5,10 @@ from datetime import timedelta
 import pytest
 from django.test import Client
 from django.urls import reverse
-from django.utils import timezone
 
 from bot.turn import run_turn
 from bot.writer import TemplateWriter
+from core import clock
 from desk import services
 from desk.models import CannedReply, Channel, Conversation, Event, Message
 from desk.selectors import account_summary
@@ -205,7 +205,7 @@ def test_an_empty_reply_is_refused_and_nothing_is_sent(staff):
 def test_outside_the_whatsapp_window_the_composer_is_disabled_and_says_why(staff):
     browser, ana = staff("ana", "agent")
     conversation = conversation_start(channel=Channel.WHATSAPP, wa_id="584121112233",
-                                      inbound_at=timezone.now() - timedelta(hours=30))
+                                      inbound_at=clock.now() - timedelta(hours=30))
     services.conversation_take_over(conversation_id=conversation.pk, agent=ana)
     page = browser.get(url("conversation", conversation)).content.decode()
     assert 'id="composer-text" rows="2" disabled' in page and "more than 24 hours ago" in page

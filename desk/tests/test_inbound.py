@@ -11,12 +11,12 @@ from celery import current_app
 from django.db import DataError, connection
 from django.test import Client
 from django.urls import reverse
-from django.utils import timezone
 from kombu.exceptions import OperationalError
 
 import desk.inbound
 from bot.turn import run_turn
 from bot.writer import TemplateWriter
+from core import clock
 from desk import services
 from desk.chat import chat_message_receive
 from desk.models import Channel, Contact, Conversation, Event, Message
@@ -254,7 +254,7 @@ def test_a_username_only_user_is_answered_through_recipient_with_the_business_sc
         deliver, queued, make_staff, settings, django_capture_on_commit_callbacks):
     bsuid = "VE.1410018717833190"
     message = inbound_message(wa_id="", wamid="wamid.USERNAME", text={"body": "hola"},
-                              timestamp=int(timezone.now().timestamp()))
+                              timestamp=int(clock.now().timestamp()))
     message.update({"from": "", "from_user_id": bsuid})
     contacts = [{"profile": {"name": "Ana", "username": "@ana"}, "user_id": bsuid}]
     deliver(webhook_body(change_value(messages=[message], contacts=contacts)))

@@ -10,6 +10,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
+from core import clock
 from desk import services
 from desk.models import Channel, Contact, Conversation, Escalation, Message
 from desk.selectors import (
@@ -39,7 +40,7 @@ def desk_day(make_staff):
     """ana holds one she answered (waiting on the customer) and one the customer answered; bob holds one;
     two nobody holds; two resolved on different days."""
     ana, bob = make_staff("ana", "agent"), make_staff("bob", "agent")
-    now = timezone.now()
+    now = clock.now()
     made = {name: escalated(name=name, created_at=now - timedelta(minutes=minutes))
             for name, minutes in [("answered", 50), ("customer-last", 40), ("bobs", 30), ("free-old", 20),
                                   ("free-new", 10), ("done-early", 60), ("done-late", 55)]}
@@ -79,7 +80,7 @@ def test_the_view_counts_match_the_views(desk_day):
 
 def test_resolved_pages_cover_every_row_once(make_staff):
     ana = make_staff("ana", "agent")
-    at = timezone.now() - timedelta(days=1)
+    at = clock.now() - timedelta(days=1)
     for i in range(7):
         e = escalated(name=f"r{i}")
         services.conversation_resolve(conversation_id=e.conversation_id, agent=ana)
@@ -210,7 +211,7 @@ def test_a_contact_page_lists_every_conversation_with_its_escalations(client, ma
 
 def _bulk(n: int, agent, *, start: int = 0) -> None:
     """n escalated conversations, a third held by `agent` (half of those answered by them), a sixth resolved."""
-    now = timezone.now()
+    now = clock.now()
     contacts = Contact.objects.bulk_create(
         [Contact(channel=Channel.WHATSAPP, wa_id=f"58412{start + i:07d}", name=f"bulk {i}") for i in range(n)])
     held = [i % 3 == 0 for i in range(n)]

@@ -7,8 +7,8 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
-from django.utils import timezone
 
+from core import clock
 from desk import services
 from desk.models import Channel, Escalation
 from desk.selectors import QueueCursor, QueueFilters, escalation_counts, escalation_queue, wait_level
@@ -37,7 +37,7 @@ def customers(page: str) -> list[str]:
 
 def many(n, *, start=None, **kwargs):
     """n escalations, one minute apart, the newest first in the queue (named c0 = oldest)."""
-    start = start or timezone.now() - timedelta(hours=2)
+    start = start or clock.now() - timedelta(hours=2)
     return [escalated(name=f"c{i}", created_at=start + timedelta(minutes=i), **kwargs) for i in range(n)]
 
 
@@ -66,7 +66,7 @@ def test_newest_first_on_request(make_staff):
 @pytest.mark.parametrize("oldest_first", [False, True])
 def test_keyset_pages_cover_every_row_once_even_with_equal_timestamps(make_staff, oldest_first):
     ana = make_staff("ana", "agent")
-    same_instant = timezone.now() - timedelta(minutes=30)
+    same_instant = clock.now() - timedelta(minutes=30)
     for i in range(7):
         escalated(name=f"s{i}", created_at=same_instant)
     many(5)
@@ -101,7 +101,7 @@ def test_a_malformed_cursor_means_the_first_page():
 ])
 def test_filters_and_search(make_staff, filters, expected):
     ana, bob = make_staff("ana", "agent"), make_staff("bob", "agent")
-    now = timezone.now()
+    now = clock.now()
     escalated(name="old", created_at=now - timedelta(minutes=90))
     escalated(name="nc", reason="NO_CONTEXT", customer_id="C-2002", created_at=now - timedelta(minutes=10))
     escalated(name="wa-en", channel=Channel.WHATSAPP, wa_id="584125550101", language="en",
@@ -140,7 +140,7 @@ def test_waiting_turns_amber_then_red(minutes, level):
 
 def test_the_page_shows_counts_reason_summary_last_message_waiting_and_assignee(client, agent, settings):
     settings.DESK_WAIT_AMBER_MINUTES, settings.DESK_WAIT_RED_MINUTES = 2, 20
-    now = timezone.now()
+    now = clock.now()
     escalated(name="Pedro", reason="TOOL_ERROR", text="¿y mi factura?",
               created_at=now - timedelta(minutes=25))
     escalated(name="Lucía", created_at=now - timedelta(minutes=3))

@@ -6,8 +6,8 @@ import re
 import pytest
 from django.core.cache import cache
 from django.urls import reverse
-from django.utils import timezone
 
+from core import clock
 from desk.models import Contact, Conversation
 from evals.diagnose import score_chunks
 from evals.models import GoldenCase, GoldenSet
@@ -88,13 +88,13 @@ def make_trace(*, query=QUERY, hits=(), cited=(), days_ago=0):
                                  evidence=evidence, citations=citations,
                                  index_version=EmbeddingSpace.objects.first().index_version)
     if days_ago:
-        Trace.objects.filter(pk=trace.pk).update(created_at=timezone.now() - dt.timedelta(days=days_ago))
+        Trace.objects.filter(pk=trace.pk).update(created_at=clock.now() - dt.timedelta(days=days_ago))
     return trace
 
 
 def fail_note(trace, author, stage="retrieval"):
-    session = ReviewSession.objects.create(name="s", window_start=timezone.now() - dt.timedelta(days=7),
-                                           window_end=timezone.now(), seed=1, requested_size=10)
+    session = ReviewSession.objects.create(name="s", window_start=clock.now() - dt.timedelta(days=7),
+                                           window_end=clock.now(), seed=1, requested_size=10)
     return ReviewNote.objects.create(session=session, trace=trace, author=author, verdict="fail", stage=stage,
                                      first_failure="the trial policy outranked the annual one")
 

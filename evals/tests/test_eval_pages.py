@@ -10,8 +10,8 @@ import pytest
 from django.conf import settings
 from django.template.defaultfilters import floatformat
 from django.urls import reverse
-from django.utils import timezone
 
+from core import clock
 from evals.models import (
     EvalRun,
     EvalRunItem,
@@ -54,7 +54,7 @@ def make_run(golden_set, *, items, metrics, status="done", **fields):
     run = EvalRun.objects.create(golden_set=golden_set, golden_version=golden_set.current_version, status=status,
                                  metrics=metrics, prompt_version="writer-3", model="template", index_version=4,
                                  judge_version="faithfulness-1", judge_model="judge-small",
-                                 finished_at=timezone.now(), **fields)
+                                 finished_at=clock.now(), **fields)
     for case_id, failures, answer in items:
         EvalRunItem.objects.create(run=run, case_id=case_id, query=f"query {case_id}", answer=answer,
                                    failures=failures, first_hit_rank=None if failures else 1,
@@ -275,7 +275,7 @@ def test_generate_variants_from_a_failure_class_puts_them_in_the_review_queue(cl
     conversation = Conversation.objects.create(contact=contact, channel="webchat")
     trace = Trace.objects.create(conversation=conversation, channel="webchat", outcome="answered", language="es",
                                  query="¿Cuánto cuesta la reconexión del plan Fibra 300?")
-    now = timezone.now()
+    now = clock.now()
     session = ReviewSession.objects.create(name=unique("session"), window_start=now, window_end=now, seed=1,
                                            requested_size=1)
     failure_class = FailureClass.objects.create(session=session, name="Wrong fee", definition="d", stage="retrieval")
@@ -364,7 +364,7 @@ def test_calibration_shows_undefined_with_the_reason_when_the_judge_is_no_better
     label_and_judge(by_split["test"][:40], human=["pass"] * 20 + ["fail"] * 20,
                     judge=["pass", "fail"] * 20, version=version, author=analyst)
     EvalRun.objects.filter(pk__in=[labelled.pk, head.pk]).update(judge_version=version)
-    EvalRun.objects.filter(pk=head.pk).update(started_at=timezone.now())
+    EvalRun.objects.filter(pk=head.pk).update(started_at=clock.now())
     item = head.items.first()
     JudgeVerdict.objects.create(run_item=item, item_key=f"item:{item.pk}", judge_version=version, label="pass")
     body = client.get(reverse("evals:calibration"), {"judge_version": version, "split": "test"}).content.decode()

@@ -6,8 +6,8 @@ import uuid
 
 import pytest
 from django.urls import reverse
-from django.utils import timezone
 
+from core import clock
 from desk.models import Contact, Conversation
 from evals.models import GoldenCase, GoldenSet
 from evals.services import golden_case_from_trace
@@ -23,7 +23,7 @@ def unique(prefix="hyg"):
 
 def document(slug, *, deleted=False):
     return Document.objects.create(slug=slug, title=slug, language="es", content_hash=slug,
-                                   deleted_at=timezone.now() if deleted else None)
+                                   deleted_at=clock.now() if deleted else None)
 
 
 def retrieved(*docs_kept):

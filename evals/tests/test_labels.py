@@ -6,6 +6,7 @@ from types import SimpleNamespace
 
 import pytest
 
+from core import clock
 from desk.models import Contact, Conversation
 from evals.judge import FaithfulnessJudge, Judgement, LexicalJudge
 from evals.labels import (
@@ -270,13 +271,11 @@ def test_a_run_that_cannot_be_corrected_says_why(labelled):
 def test_a_review_note_that_judges_faithfulness_becomes_the_traces_calibration_label(make_trace, analyst):
     import datetime as dt
 
-    from django.utils import timezone
-
     from traces.models import ReviewSession, SessionTrace
     from traces.services import review_note_save
 
     answered, escalated = make_trace(), make_trace(answer="")
-    now = timezone.now()
+    now = clock.now()
     session = ReviewSession.objects.create(name="s", window_start=now - dt.timedelta(days=7), window_end=now,
                                            seed=1, requested_size=2)
     for position, trace in enumerate([answered, escalated]):

@@ -7,6 +7,7 @@ import pytest
 from django.utils import timezone
 
 from bot.llm import openai_client
+from core import clock
 from desk.models import Contact, Conversation
 from evals.models import GoldenCase, GoldenSet
 from evals.services import golden_case_from_trace, golden_case_update, golden_export
@@ -43,7 +44,7 @@ def coded(analyst):
     """Three failing traces in a session: two in "Wrong fee doc", one in a class merged into it."""
     contact = Contact.objects.create(channel="webchat", name="T", customer_id="C-1001", language="es")
     conversation = Conversation.objects.create(contact=contact, channel="webchat")
-    now = timezone.now()
+    now = clock.now()
     session = ReviewSession.objects.create(name="s", window_start=now - timezone.timedelta(days=1), window_end=now,
                                            seed=1, requested_size=3)
     retrieval = [{"doc": "reconexion-es", "kept": True}, {"doc": "tarifas-es", "kept": True},

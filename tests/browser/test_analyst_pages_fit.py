@@ -3,8 +3,8 @@
 import datetime as dt
 
 import pytest
-from django.utils import timezone
 
+from core import clock
 from tests.browser.conftest import BROWSER_MARKS, SCREENSHOTS, log_in
 
 pytestmark = BROWSER_MARKS
@@ -37,7 +37,7 @@ def analyst_data(make_staff):
                     "vector_score": 0.81, "text_rank": 1, "rrf": 0.03, "kept": True, "prune_reason": "within margin"}],
         internal_note="Root cause: billing answered HTTP 503 for invoice_change; nothing was said to the customer.")
         for _ in range(3)]
-    now = timezone.now()
+    now = clock.now()
     session = ReviewSession.objects.create(name="fit", window_start=now - dt.timedelta(days=1), window_end=now,
                                            seed=1, requested_size=3, filters={"route": "account", "text": "reconexión"})
     for position, trace in enumerate(traces, 1):

@@ -7,8 +7,7 @@ sees in the browser is what the pipeline wrote to the database.
 
 from datetime import timedelta
 
-from django.utils import timezone
-
+from core import clock
 from tests.browser.conftest import BROWSER_MARKS, SCREENSHOTS, WAIT_MS, log_in
 
 POLL_WAIT_MS = WAIT_MS
@@ -39,7 +38,7 @@ def _earlier_escalations():
         customer_says(conversation, text)
         escalation = conversation_escalate(conversation_id=conversation.pk, reason=reason, summary=summary,
                                            detail=f"Customer wrote: “{text}”")
-        waiting_since = timezone.now() - timedelta(minutes=minutes)
+        waiting_since = clock.now() - timedelta(minutes=minutes)
         Escalation.objects.filter(pk=escalation.pk).update(created_at=waiting_since)
 
 

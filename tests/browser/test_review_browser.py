@@ -9,8 +9,7 @@ assigning the notes in bulk — goes through the pages, driven by Playwright aga
 import uuid
 from datetime import timedelta
 
-from django.utils import timezone
-
+from core import clock
 from tests.browser.conftest import BROWSER_MARKS, SCREENSHOTS, log_in
 
 pytestmark = BROWSER_MARKS
@@ -60,7 +59,7 @@ def _last_weeks_traces():
             trace = run_turn(message_id=message.pk, writer=TemplateWriter())
             assert trace is not None
             traces.append(trace)
-    now = timezone.now()
+    now = clock.now()
     for i, trace in enumerate(traces):
         Trace.objects.filter(pk=trace.pk).update(created_at=now - timedelta(days=6) + timedelta(hours=11 * i))
     return traces

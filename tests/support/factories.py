@@ -6,8 +6,8 @@ import threading
 import uuid
 
 from django.db import connections
-from django.utils import timezone
 
+from core import clock
 from desk.models import Channel, Contact, Conversation, Escalation, Event, Message
 from desk.services import conversation_escalate
 from desk.whatsapp import signature_header
@@ -24,14 +24,14 @@ def conversation_start(*, name="Marisol Rojas", channel=Channel.WEBCHAT, wa_id="
     contact = Contact.objects.create(channel=channel, name=name, wa_id=wa_id, customer_id=customer_id,
                                      language=language)
     return Conversation.objects.create(contact=contact, channel=channel,
-                                       last_inbound_at=timezone.now() if inbound_at == "now" else inbound_at)
+                                       last_inbound_at=clock.now() if inbound_at == "now" else inbound_at)
 
 
 def customer_says(conversation: Conversation, text: str, *, kind="text") -> Message:
     message = Message.objects.create(conversation=conversation, direction=Message.Direction.INBOUND,
                                      author=Message.Author.CUSTOMER, kind=kind, text=text,
                                      provider_message_id=f"wamid.{uuid.uuid4().hex}")
-    Conversation.objects.filter(pk=conversation.pk).update(last_inbound_at=timezone.now())
+    Conversation.objects.filter(pk=conversation.pk).update(last_inbound_at=clock.now())
     return message
 
 

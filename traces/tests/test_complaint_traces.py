@@ -4,8 +4,8 @@ import datetime as dt
 
 import pytest
 from django.urls import reverse
-from django.utils import timezone
 
+from core import clock
 from desk.complaints import complaint_mark
 from desk.models import ComplaintSignal
 from traces import services
@@ -24,7 +24,7 @@ def signal(trace, source, *, at=None):
     certainty = "suspected" if source == "followup" else "confirmed"
     return ComplaintSignal.objects.create(message=trace.reply, source=source, certainty=certainty,
                                           detail={"reaction": "\U0001F44E", "followup": "contradicts"}.get(source, ""),
-                                          at=at or timezone.now())
+                                          at=at or clock.now())
 
 
 @pytest.fixture
@@ -38,7 +38,7 @@ def traces(make_staff):
     signal(both, "followup")
     signal(both, "reaction")
     wrong = answered(wrong=True, agent=agent)
-    now = timezone.now()
+    now = clock.now()
     session = services.review_session_create(name="s", window_start=now - dt.timedelta(days=1),
                                              window_end=now + dt.timedelta(minutes=1), size=1, seed=1)
     services.review_session_add_verified_wrong(session=session)
@@ -68,7 +68,7 @@ def test_an_undone_agent_mark_no_longer_counts(client, make_staff, traces):
 
 
 def test_a_session_draws_confirmed_complaints_of_its_window_once_and_tags_them(traces):
-    now = timezone.now()
+    now = clock.now()
     old = answered(when=now - dt.timedelta(days=30))
     signal(old, "reaction")
     session = services.review_session_create(name="s", window_start=now - dt.timedelta(days=1),
@@ -83,7 +83,7 @@ def test_a_session_draws_confirmed_complaints_of_its_window_once_and_tags_them(t
 
 
 def test_a_complaint_already_drawn_is_not_added_twice(traces):
-    now = timezone.now()
+    now = clock.now()
     session = services.review_session_create(name="s", window_start=now - dt.timedelta(days=1),
                                              window_end=now + dt.timedelta(minutes=1), size=1000, seed=7)
     assert services.review_session_add_complaints(session=session) == 0
@@ -92,7 +92,7 @@ def test_a_complaint_already_drawn_is_not_added_twice(traces):
 
 def test_sampling_from_the_page_can_add_the_windows_complaints(client, make_staff, traces):
     client.force_login(make_staff("luis", "analyst"))
-    today = timezone.localdate()
+    today = clock.today()
     response = client.post(reverse("traces:sessions"), {
         "name": "complaints", "size": "1", "seed": "3", "language": "xx", "add_complaints": "1",
         "since": (today - dt.timedelta(days=1)).isoformat(), "until": today.isoformat()})

@@ -5,12 +5,12 @@ import datetime as dt
 import io
 
 import pytest
-import time_machine
 from django.core.management import call_command
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 from django.urls import reverse
 
+from core import clock
 from traces.models import Configuration, HourlyRollup, ReviewSession, Trace
 from traces.rollups import rollups_rebuild
 from traces.tests.turns import CONFIG_A, CONFIG_B, turn
@@ -28,13 +28,13 @@ def days_ago(days: int, hour: int = 14) -> dt.datetime:
 
 
 @pytest.fixture
-def clock():
-    with time_machine.travel(NOW, tick=False):
+def at_now():
+    with clock.pinned(NOW, frozen=True):
         yield
 
 
 @pytest.fixture
-def story(clock, make_staff):
+def story(at_now, make_staff):
     """Three days before a prompt change (writer-7) and two after (writer-8): more escalations after it."""
     ana, beto = make_staff("ana", "agent"), make_staff("beto", "agent")
     for days in (4, 3, 2):
@@ -169,7 +169,7 @@ def test_an_agent_sees_only_their_own_desk_numbers(story, client):
     assert client.post(reverse("dashboard:review"), {"range": "7d"}).status_code == 403
 
 
-def test_who_may_open_the_dashboard(clock, client, make_staff):
+def test_who_may_open_the_dashboard(at_now, client, make_staff):
     assert client.get(URL).status_code == 302  # to the login page
     client.force_login(make_staff("kim", "kb_editor"))
     assert client.get(URL).status_code == 403
@@ -179,7 +179,7 @@ def test_who_may_open_the_dashboard(clock, client, make_staff):
     assert 'id="dial"' in html and 'href="/dashboard/">Dashboard</a>' in html
 
 
-def test_unrolled_hours_older_than_the_live_window_are_reported(clock, analyst):
+def test_unrolled_hours_older_than_the_live_window_are_reported(at_now, analyst):
     HourlyRollup.objects.all().delete()
     rollups_rebuild(start=days_ago(3), end=days_ago(2), now=NOW)
     html = page(analyst)

@@ -4,10 +4,10 @@ import datetime as dt
 
 import pytest
 from django.urls import reverse
-from django.utils import timezone
 
+from core import clock
 from traces import services
-from traces.models import ReviewNote, Trace, ReviewSession, SessionTrace
+from traces.models import ReviewNote, ReviewSession, SessionTrace, Trace
 from traces.tests.test_trace_browser import bot_reply, conversation, make_trace
 
 pytestmark = pytest.mark.django_db
@@ -15,7 +15,7 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def week():
-    now = timezone.now()
+    now = clock.now()
     inside = [make_trace(when=now - dt.timedelta(hours=i + 1), language="es" if i % 2 else "en") for i in range(40)]
     outside = make_trace(when=now - dt.timedelta(days=30))
     return now - dt.timedelta(days=7), now, inside, outside

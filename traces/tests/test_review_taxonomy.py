@@ -4,8 +4,8 @@ import datetime as dt
 
 import pytest
 from django.urls import reverse
-from django.utils import timezone
 
+from core import clock
 from traces import services
 from traces.models import FailureClass, FailureClassEvent, ReviewNote
 from traces.tests.test_trace_browser import make_trace
@@ -16,7 +16,7 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def coded(make_staff):
     """A session of 12 failures coded like the seed's pile: 7 from retrieval, 9 faithful, plus one pass."""
-    now = timezone.now()
+    now = clock.now()
     for i in range(13):
         make_trace(when=now - dt.timedelta(hours=i + 1))
     session = services.review_session_create(name="seed", window_start=now - dt.timedelta(days=2),

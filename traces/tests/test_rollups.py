@@ -12,6 +12,7 @@ from django.utils import timezone
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from core import clock
 from desk.models import ComplaintSignal, Message
 from traces.models import DailyOutcomeRollup, DailyRollup, HourlyRollup, RolledHour, Trace
 from traces.rollup_stats import LATENCY_EDGES_MS, REPLY_EDGES_S, histogram, merge, stage_histograms
@@ -206,7 +207,6 @@ def test_daily_rows_sum_the_hours_of_each_local_day(traffic):
 
 
 def test_the_beat_schedule_runs_the_registered_hourly_task(settings):
-    import time_machine
     from celery.schedules import crontab
 
     from config.celery import app
@@ -216,7 +216,7 @@ def test_the_beat_schedule_runs_the_registered_hourly_task(settings):
     assert entry["task"] == roll_hours.name == "traces.roll_hours" and roll_hours.name in app.tasks
     assert entry["schedule"] == crontab(minute=settings.DASHBOARD_ROLLUP_MINUTE)
     turn(when=NOW - dt.timedelta(hours=1))
-    with time_machine.travel(NOW, tick=False):
+    with clock.pinned(NOW, frozen=True):
         written = roll_hours.apply().get()
     assert written == 1 and HourlyRollup.objects.get().hour == hour_floor(NOW) - dt.timedelta(hours=1)
     assert DailyOutcomeRollup.objects.get().turns == 1

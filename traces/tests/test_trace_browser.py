@@ -9,8 +9,8 @@ import uuid
 import pytest
 from django.http import QueryDict
 from django.urls import reverse
-from django.utils import timezone
 
+from core import clock
 from desk.models import Contact, Conversation, Message
 from traces.models import Trace
 
@@ -51,7 +51,7 @@ def make_trace(*, when=None, attempts=(), reply=None, **fields):
 def bot_reply(conv, *, wrong=False, agent=None):
     return Message.objects.create(conversation=conv, direction="out", author="bot", text="x",
                                   provider_message_id=f"rec-{uuid.uuid4().hex}",
-                                  verified_wrong_at=timezone.now() if wrong else None,
+                                  verified_wrong_at=clock.now() if wrong else None,
                                   verified_wrong_reason="wrong fee" if wrong else "", verified_wrong_by=agent)
 
 
@@ -78,7 +78,7 @@ def test_verdict_and_derived_are_computed_by_the_database_from_the_attempts():
 
 
 def test_each_filter_narrows_the_list(client, analyst, make_staff):
-    now = timezone.now()
+    now = clock.now()
     base = make_trace(attempts=GROUNDED, when=now - dt.timedelta(days=1))
     escalated = make_trace(outcome="escalated", escalation_reason="NO_CONTEXT", route="unsupported",
                            when=now - dt.timedelta(days=10))
@@ -110,7 +110,7 @@ def test_each_filter_narrows_the_list(client, analyst, make_staff):
 
 
 def test_keyset_pagination_walks_every_trace_once_even_with_equal_timestamps(client, analyst):
-    when = timezone.now()
+    when = clock.now()
     model = f"keyset-{uuid.uuid4().hex[:8]}"
     ids = [make_trace(model=model, when=when - dt.timedelta(seconds=i // 3)).pk for i in range(120)]
     seen, url, pages = [], reverse("traces:list"), 0

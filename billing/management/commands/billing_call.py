@@ -22,6 +22,7 @@ from django.core.management.base import BaseCommand, CommandError
 from billing.breaker import retry_in
 from billing.client import CAPABILITIES, LOOKUP_KEYS, billing_breaker, billing_client
 from billing.simulator.app import parse_fault
+from core import clock
 
 
 class Command(BaseCommand):
@@ -70,7 +71,7 @@ class Command(BaseCommand):
         if options["reset_breaker"]:
             breaker.reset()
         with billing_client(
-            extra_headers=headers, breaker=breaker, today=(lambda: today) if today else date.today
+            extra_headers=headers, breaker=breaker, today=(lambda: today) if today else clock.today
         ) as client:
             for number in range(1, max(1, options["repeat"]) + 1):
                 started = time.perf_counter()

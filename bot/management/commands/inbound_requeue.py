@@ -4,10 +4,10 @@ import datetime as dt
 
 from django.conf import settings
 from django.core.management.base import BaseCommand
-from django.utils import timezone
 
 from bot.requeue import unanswered_messages, unanswered_requeue
 from bot.tasks import handle_inbound
+from core import clock
 
 
 class Command(BaseCommand):
@@ -22,7 +22,7 @@ class Command(BaseCommand):
     def handle(self, *args, min_age_s, max_age_h, dry_run=False, **options):
         ages = {"min_age": dt.timedelta(seconds=min_age_s), "max_age": dt.timedelta(hours=max_age_h)}
         if dry_run:
-            ids = unanswered_messages(now=timezone.now(), **ages)
+            ids = unanswered_messages(now=clock.now(), **ages)
             self.stdout.write(f"{len(ids)} unanswered inbound messages: {ids}")
             return
         ids = unanswered_requeue(queue=handle_inbound.delay, **ages)

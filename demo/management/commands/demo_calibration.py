@@ -20,8 +20,8 @@ import re
 
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
-from django.utils import timezone
 
+from core import clock
 from core.text import number_key
 from demo.management.commands.demo_conversations import GOLDEN_FILE, demo_analyst
 from evals.golden import read_golden_rows
@@ -122,7 +122,7 @@ def _sample(sample, source, answers, *, per_cell) -> int:
             cells[(split, label)] += 1
         made += 1
     sample.golden_version, sample.k, sample.status, sample.finished_at = (
-        source.golden_version, source.k, EvalRun.Status.DONE, timezone.now())
+        source.golden_version, source.k, EvalRun.Status.DONE, clock.now())
     sample.prompt_version, sample.model = source.prompt_version, source.model
     sample.index_version, sample.embedding_model = source.index_version, source.embedding_model
     sample.metrics = {"cases": made, "calibration_sample_of_run": source.pk}

@@ -19,6 +19,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 from django.test import RequestFactory
 
+from core import clock
 from desk.whatsapp import signature_header
 
 # (scenario of the simulator customer, messages: (kind, text)). The billing outage is injected
@@ -79,7 +80,7 @@ class Command(BaseCommand):
                                "`make demo` sets a demo secret; set one yourself to run this by hand.")
         if settings.BILLING_API_BASE_URL:
             raise CommandError("demo_conversations plays simulator customers; unset BILLING_API_BASE_URL.")
-        dataset = build_dataset()
+        dataset = build_dataset(as_of=clock.today())
         by_scenario = {}
         for account in dataset.accounts.values():
             by_scenario.setdefault(account.scenario, account.customer)

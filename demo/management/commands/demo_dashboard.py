@@ -18,8 +18,8 @@ from dataclasses import replace
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 from django.db import connection, transaction
-from django.utils import timezone
 
+from core import clock
 from desk.models import ComplaintSignal, Contact, Conversation, Escalation, Message
 from traces.fingerprint import ConfigurationParts
 from traces.models import Configuration, Trace
@@ -53,7 +53,7 @@ class Command(BaseCommand):
     help = "Seed two weeks of dashboard traffic (two prompt versions, an index change, marks) and roll it up."
 
     def handle(self, *args, **options):
-        now = timezone.now()
+        now = clock.now()
         if not Trace.objects.filter(provider_message_id__startswith=PREFIX).exists():
             made = self._seed(now)
             self.stdout.write(f"Dashboard demo: {made} turns over {DAYS} days.")

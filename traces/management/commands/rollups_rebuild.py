@@ -3,9 +3,8 @@
 import datetime as dt
 
 from django.core.management.base import BaseCommand, CommandError
-from django.utils import timezone
 
-from core import params
+from core import clock, params
 from traces.rollups import rollups_rebuild
 
 
@@ -24,11 +23,11 @@ class Command(BaseCommand):
         for parsed in (start, end):
             if parsed.error:
                 raise CommandError(parsed.error)
-        now = timezone.now()
+        now = clock.now()
         end_at = end.value or now
         if end_at <= start.value:
             raise CommandError("--until must come after --since.")
-        began = timezone.now()
+        began = clock.now()
         report = rollups_rebuild(start=start.value, end=end_at, now=now)
-        seconds = (timezone.now() - began) / dt.timedelta(seconds=1)
+        seconds = (clock.now() - began) / dt.timedelta(seconds=1)
         self.stdout.write(f"Rolled {report.hours} hours into {report.rows} rollup rows in {seconds:.1f} s.")
