@@ -4,9 +4,13 @@ Two ambiguities, both decided from data, never from a golden set:
 - a document question whose top kept chunks come from sibling documents — documents a KB editor
   marked as alternatives of one another, each with a short label ("plan mensual" / "plan anual" /
   "plan de prueba") — when the question names none of them: the siblings answer it differently;
-- a "why did my bill change" question that names no period while the account has more than one
-  candidate invoice: the latest one is issued but not yet due (status "open"), so the customer may be
-  reading it or the one before.
+- a "why did my bill change" question whose words name a month the account has no invoice for yet
+  ("diciembre" before December's bill is issued): the customer may mean the latest bill or the one
+  before it. Words that name one invoice decide without a question: "este mes" / "this month" / "la
+  que me acaba de llegar" is the newest invoice (the current period's when it is issued, else the
+  latest), "el mes pasado" / "last month" / "la anterior" the one before it, a month name that month
+  (the most recent one on or before today), `2026-10` that period; no period words at all mean the
+  newest invoice.
 
 The bot offers the options, keeps the original question on the conversation and answers it with the
 option the customer picks: a label word ("anual", "octubre"), or its position ("el segundo", "2").
@@ -17,7 +21,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from bot.compose import month_name
+from datetime import date
+
+from bot.compose import MONTHS, month_name
 from core.text import fold
 
 _WORD = re.compile(r"[^\W\d_]+|\d+")
@@ -124,18 +130,69 @@ def document_decision(query: str, ranked_docs: list[str], siblings: dict[str, Si
     return Decision(options=options)
 
 
-def period_decision(query: str, invoices: list[dict], *, language: str) -> Decision:
-    """Decide for a bill-change question from the account's latest invoices (newest first)."""
-    if len(invoices) < 2:
+# Words that point at the newest invoice and at the one before it (folded: no accents, lower case).
+THIS_PERIOD = re.compile(
+    r"\b(este mes|esta factura|mes actual|factura actual|(?:me )?acaba(?:n)? de llegar|(?:me )?acaba de (?:salir|venir)"
+    r"|la (?:ultima|nueva|mas reciente)|this month|current (?:bill|invoice|month)|(?:just|recently) (?:got|came|arrived"
+    r"|received)|(?:latest|newest|most recent|new) (?:bill|invoice))\b")
+_PREVIOUS_WORDS = (r"mes pasado|mes anterior|factura anterior|factura pasada|recibo anterior|la anterior|la pasada"
+                   r"|last month|previous (?:month|bill|invoice)|the one before|month before")
+PREVIOUS_PERIOD = re.compile(r"\b(?:" + _PREVIOUS_WORDS + r")\b")
+# "higher than last month" compares the newest invoice with the one before: it names the newest.
+_COMPARED = re.compile(r"\b(?:than|que|vs|versus|compared (?:to|with)|comparad[oa] con|respecto a|frente a)\s+"
+                       r"(?:(?:the|my|el|la|lo|del|de|al|a)\s+)*(?:" + _PREVIOUS_WORDS + r")\b")
+_YEAR = r"(?:\s+(?:de|del|of)?\s*(\d{4}))?"
+_MONTH_WORDS = {fold(name, case="lower"): number for names in MONTHS.values()
+                for number, name in enumerate(names, start=1)}
+_MONTH_WORDS.update({"sept": 9, "setiembre": 9, "oct": 10, "nov": 11, "dic": 12, "dec": 12})
+# English "may" is mostly the verb: it names the month only beside a bill word or a preposition.
+_MONTH_RE = re.compile(r"\b(" + "|".join(sorted((w for w in _MONTH_WORDS if w != "may"), key=len, reverse=True))
+                       + r")\b" + _YEAR + r"|\b(?:in|of|for|from) (may)\b" + _YEAR + r"|\b(may)(?='s| bill| invoice)")
+_ISO_PERIOD = re.compile(r"(?<![\d-])(\d{4})-(0[1-9]|1[0-2])(?![\d-])")
+
+
+def named_periods(query: str, *, today: date) -> list[str]:
+    """Return the YYYY-MM periods a question names by month (the most recent on or before today) or as text."""
+    text = fold(query, case="lower")
+    found = [f"{m.group(1)}-{m.group(2)}" for m in _ISO_PERIOD.finditer(text)]
+    for match in _MONTH_RE.finditer(text):
+        word = match.group(1) or match.group(3) or match.group(5)
+        year = match.group(2) or match.group(4)
+        month = _MONTH_WORDS[word]
+        if year:
+            found.append(f"{year}-{month:02d}")
+        else:
+            found.append(f"{today.year if month <= today.month else today.year - 1}-{month:02d}")
+    return list(dict.fromkeys(found))
+
+
+def period_decision(query: str, invoices: list[dict], *, today: date, language: str) -> Decision:
+    """Decide which invoice a bill-change question is about, from its words and the account's newest invoices.
+
+    `invoices` holds the newest invoices, newest first (the newest two are enough). `chosen` names the
+    invoice to explain (compared with the one before it); a Decision with neither chosen nor options
+    means the newest. Options (the newest two) only when the words name a month that has no invoice yet.
+    """
+    if not invoices:
         return Decision()
-    options = tuple(Option(month_name(invoice["period"], language), period=invoice["period"])
-                    for invoice in invoices[:2])
-    picked = named(query, options) + [o for o in options if o.period in query]
-    if len(picked) == 1:
-        return Decision(chosen=picked[0])
-    if picked or invoices[0].get("status") != "open":
-        return Decision()
-    return Decision(options=options)
+    newest = invoices[0]["period"]
+
+    def option(period: str) -> Option:
+        return Option(month_name(period, language), period=period)
+
+    periods = named_periods(query, today=today)
+    if periods:
+        latest = max(periods)  # "why is October's higher than September's": October, against the one before it
+        if latest <= newest:
+            return Decision(chosen=option(latest))
+        if len(invoices) < 2:
+            return Decision()
+        return Decision(options=(option(newest), option(invoices[1]["period"])))
+    text = fold(query, case="lower")
+    if (PREVIOUS_PERIOD.search(text) and not THIS_PERIOD.search(text) and not _COMPARED.search(text)
+            and len(invoices) > 1):
+        return Decision(chosen=option(invoices[1]["period"]))
+    return Decision(chosen=option(newest))
 
 
 def question(kind: str, options: tuple[Option, ...], language: str) -> str:

@@ -349,7 +349,8 @@ def _answer(recorder, routing, query, *, customer_id, resolve_customer, history,
             return _tool_error(capability, result)
         if capability == "invoice_change" and result.ok and not period:
             invoices = [result.data["current_invoice"], result.data.get("previous_invoice")]
-            decision = clarify.period_decision(query, [i for i in invoices if i], language=routing.language)
+            decision = clarify.period_decision(query, [i for i in invoices if i], today=clock.today(),
+                                              language=routing.language)
             if decision.options:
                 return _ask(recorder, ask, "period", query, decision.options, routing.language)
             if decision.chosen is not None and decision.chosen.period != invoices[0]["period"]:

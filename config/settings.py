@@ -1,7 +1,7 @@
 """TraceDesk settings. Every value comes from an environment variable listed in the README."""
 
 import os
-from datetime import timedelta
+from datetime import date, timedelta
 from pathlib import Path
 
 import dj_database_url
@@ -178,7 +178,12 @@ LANGUAGE_CODE = "en"
 TIME_ZONE = env("TIME_ZONE", "America/Caracas")
 # The product's date (core/clock.py): YYYY-MM-DD runs billing, the bot, the desk, the dashboard and the demo as if
 # today were that date (time of day and the passing of time stay the wall clock's); empty = the wall clock.
-CLOCK_TODAY = env("CLOCK_TODAY")
+CLOCK_TODAY = env("CLOCK_TODAY").strip()
+if CLOCK_TODAY:
+    try:
+        date.fromisoformat(CLOCK_TODAY)
+    except ValueError:
+        raise RuntimeError(f"CLOCK_TODAY must be a date written YYYY-MM-DD (or unset), not {CLOCK_TODAY!r}.") from None
 USE_I18N = True
 USE_TZ = True
 

@@ -12,7 +12,8 @@ from traces.models import Trace
 
 pytestmark = pytest.mark.django_db
 
-KEYS = {"outcome", "route", "reason", "reply", "internal_note", "retrieved", "evidence", "citations"}
+KEYS = {"outcome", "route", "reason", "reply", "options", "asks_identity", "internal_note", "retrieved", "evidence",
+        "citations"}
 
 
 @pytest.fixture(autouse=True)
@@ -49,8 +50,27 @@ def test_an_escalation_names_its_reason_and_the_notice_the_customer_would_get():
 
 def test_an_account_question_without_a_customer_asks_for_the_account_number():
     decision = answer("¿cuánto debo?")
-    assert (decision["outcome"], decision["route"]) == ("clarify", "account")
-    assert "cédula" in decision["reply"]
+    assert (decision["outcome"], decision["route"], decision["asks_identity"]) == ("answered", "account", True)
+    assert "cédula" in decision["reply"] and decision["options"] == []
+
+
+def test_a_clarifying_question_is_clarify_with_its_question_and_options():
+    decision = answer("¿me devuelven el dinero si cancelo?")
+    assert (decision["outcome"], decision["route"], decision["asks_identity"]) == ("clarify", "document", False)
+    assert decision["options"] == ["plan anual", "plan de prueba", "plan mensual"]
+    assert decision["reply"].startswith("Para responderte bien, ¿cuál es tu caso: plan anual")
+
+
+def test_a_bare_acknowledgement_of_an_answer_is_silenced_with_no_reply():
+    decision = answer("ok", "--history", "user: ¿cuánto cuesta la reconexión?",
+                      "--history", "assistant: La reconexión cuesta Bs. 350,00.")
+    assert (decision["outcome"], decision["reply"], decision["reason"]) == ("silenced", "", "")
+    assert answer("ok")["outcome"] == "answered"  # without an answer before it, the bot offers help
+
+
+def test_a_malformed_history_item_is_refused_with_its_form():
+    with pytest.raises(CommandError, match="'user: TEXT'"):
+        call_command("answer", "ok", "--history", "bot said hi", stdout=StringIO())
 
 
 def test_a_known_customer_gets_their_billing_facts_as_evidence(healthy_billing):

@@ -1,5 +1,7 @@
 """Clarifying questions: when to ask, what to offer, how a reply picks an option. Pure: no database."""
 
+from datetime import date
+
 import pytest
 
 from bot.clarify import (
@@ -14,6 +16,7 @@ from bot.clarify import (
     period_decision,
     question,
 )
+from bot.compose import month_name
 
 SIBLINGS = {
     "mensual": Sibling("mensual", "plan mensual", "es", ("anual", "prueba")),
@@ -72,23 +75,59 @@ def test_a_lone_labelled_document_with_no_sibling_loaded_offers_nothing():
                              language="es") == Decision()
 
 
-INVOICES = [{"period": "2026-10", "status": "open"}, {"period": "2026-09", "status": "paid"}]
+def invoices(*periods: str) -> list[dict]:
+    return [{"period": period, "status": "open" if number == 0 else "paid"} for number, period in enumerate(periods)]
+
+
+def chosen(period: str) -> Decision:
+    return Decision(chosen=Option(month_name(period, "es"), period=period))
+
+
+def asked(*periods: str) -> Decision:
+    return Decision(options=tuple(Option(month_name(period, "es"), period=period) for period in periods))
 
 
 @pytest.mark.parametrize(
-    ("query", "invoices", "expected"),
+    ("today", "query", "held", "expected"),
     [
-        ("¿por qué subió mi factura?", INVOICES,
-         Decision(options=(Option("octubre", period="2026-10"), Option("septiembre", period="2026-09")))),
-        ("¿por qué subió mi factura de septiembre?", INVOICES, Decision(chosen=Option("septiembre", period="2026-09"))),
-        ("why is my 2026-10 bill higher", INVOICES, Decision(chosen=Option("octubre", period="2026-10"))),
-        ("¿por qué subió mi factura?", [{"period": "2026-10", "status": "overdue"}, INVOICES[1]], Decision()),
-        ("¿por qué subió mi factura?", INVOICES[:1], Decision()),
-        ("octubre o septiembre?", INVOICES, Decision()),
+        # No period words: the newest invoice, whatever its status; no question.
+        (date(2026, 10, 20), "¿por qué subió mi factura?", invoices("2026-10", "2026-09"), chosen("2026-10")),
+        # The words name one invoice.
+        (date(2026, 10, 20), "¿por qué subió mi factura de septiembre?", invoices("2026-10", "2026-09"),
+         chosen("2026-09")),
+        (date(2026, 10, 20), "why is my 2026-10 bill higher", invoices("2026-10", "2026-09"), chosen("2026-10")),
+        # Two months named: the later one, explained against the one before it.
+        (date(2026, 10, 20), "octubre o septiembre?", invoices("2026-10", "2026-09"), chosen("2026-10")),
+        # A month end: December's bill is out, "este mes" is December, "el mes pasado" November.
+        (date(2026, 12, 31), "¿por qué mi factura de este mes llegó más alta que la anterior?",
+         invoices("2026-12", "2026-11"), chosen("2026-12")),
+        (date(2026, 12, 31), "¿cuánto pagué el mes pasado?", invoices("2026-12", "2026-11"), chosen("2026-11")),
+        (date(2026, 12, 31), "why is my bill higher than last month?", invoices("2026-12", "2026-11"),
+         chosen("2026-12")),
+        # A year end: on 1 January a cycle issued on the 1st already has January's bill; "diciembre" is last year's.
+        (date(2027, 1, 1), "¿y la de diciembre?", invoices("2027-01", "2026-12"), chosen("2026-12")),
+        (date(2027, 1, 1), "this month's bill is higher, why?", invoices("2027-01", "2026-12"), chosen("2027-01")),
+        (date(2027, 1, 1), "la factura del mes pasado", invoices("2027-01", "2026-12"), chosen("2026-12")),
+        # A cycle issued on the 16th: on 5 January the newest bill is December's, so "este mes" is December's …
+        (date(2027, 1, 5), "¿por qué subió la factura de este mes?", invoices("2026-12", "2026-11"),
+         chosen("2026-12")),
+        # … and "enero", not issued yet, leaves two candidates: ask.
+        (date(2027, 1, 5), "¿por qué subió la de enero?", invoices("2026-12", "2026-11"),
+         asked("2026-12", "2026-11")),
+        (date(2027, 1, 31), "la de enero llegó más alta", invoices("2027-01", "2026-12"), chosen("2027-01")),
+        (date(2027, 3, 1), "por qué subió febrero", invoices("2027-03", "2027-02"), chosen("2027-02")),
+        # A year written out wins over "the most recent such month".
+        (date(2027, 3, 1), "la de diciembre de 2025", invoices("2027-03", "2027-02"), chosen("2025-12")),
+        # English "may" is the month only beside a bill word or a preposition.
+        (date(2026, 10, 20), "may I know why my bill went up?", invoices("2026-10", "2026-09"), chosen("2026-10")),
+        (date(2026, 10, 20), "why was my May bill so high?", invoices("2026-10", "2026-09"), chosen("2026-05")),
+        # A month not issued yet and one invoice only: nothing to choose between.
+        (date(2026, 10, 20), "¿por qué subió la de octubre?", invoices("2026-09"), Decision()),
+        (date(2026, 10, 20), "¿por qué subió mi factura?", [], Decision()),
     ],
 )
-def test_period_decision(query, invoices, expected):
-    assert period_decision(query, invoices, language="es") == expected
+def test_period_decision(today, query, held, expected):
+    assert period_decision(query, held, today=today, language="es") == expected
 
 
 @pytest.mark.parametrize(

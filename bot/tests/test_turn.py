@@ -2,6 +2,7 @@
 
 import json
 import uuid
+from datetime import date
 
 import pytest
 
@@ -113,7 +114,12 @@ def test_an_account_question_answers_with_computed_billing_facts(healthy_billing
     # C-1001 had a technical visit: the change and its cause lead, in the customer's notation.
     # (The shared simulator's months follow today's date; its amounts do not.)
     assert trace.final_text.startswith("Tu factura de ") and " subió USD 17,40 respecto a la de " in trace.final_text
-    assert "por una visita técnica, de USD 15,00. El resto, USD 2,40, corresponde al IVA." in trace.final_text
+    assert "por una visita técnica, de USD 15,00." in trace.final_text
+    # Its last sentence is the open balance while the bill is unpaid, else what the rest of the change is.
+    if trace.tool_calls[0]["data"]["current_invoice"]["status"] == "paid":
+        assert "El resto, USD 2,40, corresponde al IVA." in trace.final_text
+    else:
+        assert "Esta factura tiene un saldo pendiente de USD 40,60" in trace.final_text
     delta = next(e for e in trace.evidence if e.get("fact_kind") == "invoice_delta")
     assert {"evidence_id": delta["id"], "value": "17.40", "role": "primary", "name": "delta"} in trace.key_figures
     assert trace.internal_note.startswith("Root cause: a one-off charge on the bill — charge USD 15.00")
@@ -307,11 +313,18 @@ def test_reopening_to_the_humans_is_a_setting(make_staff, settings):
 # ---------------------------------------------------------------- key figures, fallback and the agent's note
 
 @pytest.fixture(scope="module")
-def pinned():
-    """The simulator and a client pinned to the billing tests' date, so figures are the worked ones."""
+def _billing_as_of():
     simulator = simulator_for(flipped=False)
     with client_for(simulator, AS_OF) as client:
         yield simulator, client
+
+
+@pytest.fixture
+def pinned(_billing_as_of):
+    """The simulator and a client pinned to the billing tests' date, so figures are the worked ones; the
+    product's clock reads the same date, so the bot's month words agree with billing's invoices."""
+    with clock.pinned(AS_OF):
+        yield _billing_as_of
 
 
 def scenario_customer(pinned, scenario, variant=0):
@@ -501,16 +514,25 @@ def test_a_question_that_names_its_plan_is_answered_from_that_plan_only():
     assert "cancelacion-servicio-es" not in {e.get("doc") for e in trace.evidence}
 
 
-def test_a_bill_question_without_a_period_asks_which_bill_while_the_new_one_is_not_due(pinned):
+def test_a_bill_question_without_a_period_is_about_the_newest_bill(pinned):
     customer_id = scenario_customer(pinned, "promotion_ended", 2)  # cycle B: October's bill issued 10-16, due 10-26
-    conversation = start(customer_id=customer_id)
-    asked = say(conversation, "¿Por qué mi factura llegó más alta?", writer=TemplateWriter(), billing=pinned[1])
-    assert (asked.outcome, asked.final_text) == ("clarify", "¿Te refieres a tu factura de octubre o a la de "
-                                                            "septiembre?")
-    answer = say(conversation, "la de septiembre", writer=TemplateWriter(), billing=pinned[1])
-    assert answer.outcome == "answered" and answer.routing_rule == "clarified: septiembre; original question"
-    assert answer.final_text.startswith("Tu factura de septiembre ")
-    assert answer.tool_calls[-1]["data"]["current_invoice"]["period"] == "2026-09"
+    trace = say(start(customer_id=customer_id), "¿Por qué mi factura llegó más alta?", writer=TemplateWriter(),
+                billing=pinned[1])
+    assert trace.outcome == "answered" and trace.final_text.startswith("Tu factura de octubre subió")
+
+
+def test_a_bill_question_naming_a_month_not_billed_yet_asks_which_bill(healthy_billing):
+    with clock.pinned(date(2026, 10, 5)):  # cycle B bills on the 16th: October's bill is not out yet
+        customer_id = next(cid for cid in healthy_billing.data.scenarios["promotion_ended"]
+                           if healthy_billing.data.accounts[cid].customer.billing_cycle == "B")
+        conversation = start(customer_id=customer_id)
+        asked = say(conversation, "¿Por qué mi factura de octubre llegó más alta?", writer=TemplateWriter())
+        assert (asked.outcome, asked.final_text) == ("clarify", "¿Te refieres a tu factura de septiembre o a la "
+                                                                "de agosto?")
+        answer = say(conversation, "la de agosto", writer=TemplateWriter())
+    assert answer.outcome == "answered" and answer.routing_rule == "clarified: agosto; original question"
+    assert answer.final_text.startswith("Tu factura de agosto ")
+    assert answer.tool_calls[-1]["data"]["current_invoice"]["period"] == "2026-08"
 
 
 def test_a_bill_question_that_names_the_month_is_answered_for_that_month(pinned):

@@ -9,18 +9,26 @@ import json
 from django.core.management.base import BaseCommand, CommandError
 
 from bot.escalation import customer_notice
-from bot.turn import Answered, Escalated, QueryAnswer, answer_query
+from bot.turn import Answered, Clarify, Escalated, QueryAnswer, answer_query
 
 RETRIEVED_KEYS = ("doc", "section", "vector_score", "matched_by_text", "kept")
 
 
 def answer_json(result: QueryAnswer) -> dict:
-    """Return the stable JSON shape of one decision (documented in the README's commands table)."""
+    """Return the stable JSON shape of one decision (documented in the README's commands table).
+
+    `outcome` is answered, escalated, clarify (a question that offers `options` before answering) or
+    silenced; a reply that asks who the customer is is answered, with `asks_identity` true.
+    """
     outcome, draft = result.outcome, result.draft
+    options: list[str] = []
     if isinstance(outcome, Escalated):
         kind, reply = "escalated", customer_notice(draft.language)
     elif isinstance(outcome, Answered):
-        kind, reply = ("clarify" if outcome.asks_identity else "answered"), outcome.text
+        kind, reply = "answered", outcome.text
+    elif isinstance(outcome, Clarify):
+        kind, reply = "clarify", outcome.text
+        options = [option["label"] for option in outcome.pending.get("options", [])]
     else:
         kind, reply = "silenced", ""
     return {
@@ -28,6 +36,8 @@ def answer_json(result: QueryAnswer) -> dict:
         "route": draft.route,
         "reason": outcome.reason.value if isinstance(outcome, Escalated) else "",
         "reply": reply,
+        "options": options,
+        "asks_identity": isinstance(outcome, Answered) and outcome.asks_identity,
         "internal_note": draft.internal_note,
         "retrieved": [{key: hit.get(key) for key in RETRIEVED_KEYS} for hit in draft.retrieval],
         "evidence": [{"id": e["id"], "text": e["text"], "value": e.get("value")} for e in draft.evidence],
@@ -35,11 +45,18 @@ def answer_json(result: QueryAnswer) -> dict:
     }
 
 
+def _history_item(item: str) -> tuple[str, str]:
+    role, sep, text = item.partition(":")
+    if not sep or role.strip() not in ("user", "assistant") or not text.strip():
+        raise CommandError(f"--history {item!r}: write it as 'user: TEXT' or 'assistant: TEXT'")
+    return role.strip(), text.strip()
+
+
 class Command(BaseCommand):
     help = (
         "Print what the bot would do with one message — answer, escalate, ask (clarify) or stay silent — "
-        "without writing a row or sending anything. --json prints {outcome, route, reason, reply, "
-        "internal_note, retrieved, evidence, citations}."
+        "without writing a row or sending anything. --json prints {outcome, route, reason, reply, options, "
+        "asks_identity, internal_note, retrieved, evidence, citations}."
     )
 
     def add_arguments(self, parser):
@@ -47,13 +64,17 @@ class Command(BaseCommand):
         parser.add_argument("--customer", default="", help="a known customer id (e.g. C-1001)")
         parser.add_argument("--language", default="es", choices=["es", "en"],
                             help="the customer's language until the message says otherwise (default es)")
+        parser.add_argument("--history", action="append", default=[], metavar="ROLE: TEXT",
+                            help="an earlier message of the conversation, oldest first, as 'user: …' or "
+                                 "'assistant: …' (repeat the option for each)")
         parser.add_argument("--json", action="store_true", help="print the decision as JSON")
 
     def handle(self, *args, **options):
         if not options["query"].strip():
             raise CommandError("the query is empty")
         decision = answer_json(answer_query(query=options["query"], language=options["language"],
-                                            customer_id=options["customer"]))
+                                            customer_id=options["customer"],
+                                            history=[_history_item(item) for item in options["history"]]))
         if options["json"]:
             self.stdout.write(json.dumps(decision, ensure_ascii=False, default=str))
             return
