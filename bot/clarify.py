@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-
 from datetime import date
 
 from bot.compose import MONTHS, month_name

@@ -12,9 +12,10 @@ import pytest
 from django.db import connection
 
 from bot.requeue import unanswered_messages, unanswered_requeue
-from bot.turn import Lease, run_turn
+from bot.turn import run_turn
 from core import clock
 from desk.models import Escalation, Message
+from desk.turns import TurnLease
 from tests.support.factories import conversation_start, customer_says
 from tests.support.fake_openai import HANG, FakeOpenAI
 from tests.support.worker import celery_worker, poll
@@ -70,11 +71,11 @@ def test_a_failed_trace_insert_records_no_reply_and_the_retry_sends_one(trace_in
 @pytest.mark.django_db
 def test_a_live_lease_keeps_a_second_run_out_until_it_expires():
     message = customer_says(conversation_start(), HUMAN_NOTICE_ROUTE)
-    first = Lease(message.pk, seconds=30)
+    first = TurnLease(message.pk, seconds=30)
     assert first.take()
-    assert not Lease(message.pk).take()  # a redelivery while the turn runs
+    assert not TurnLease(message.pk).take()  # a redelivery while the turn runs
     Message.objects.filter(pk=message.pk).update(turn_lease_until=clock.now() - dt.timedelta(seconds=1))
-    second = Lease(message.pk)
+    second = TurnLease(message.pk)
     assert second.take()  # the first run died: its lease expired without a trace
     first.renew()  # the old holder cannot extend what it lost
     assert Message.objects.get(pk=message.pk).turn_claimed_at == second.token

@@ -6,11 +6,12 @@ import datetime as dt
 import secrets
 
 from django.db import transaction
+from django.db.models import Exists, Max, OuterRef, Subquery
 from django.http import QueryDict
 
 from core import params as core_params
-from django.db.models import Exists, Max, OuterRef, Subquery
-
+from desk.models import ComplaintSignal
+from traces.draft import TraceDraft
 from traces.fingerprint import ConfigurationParts
 from traces.models import (
     STAGES,
@@ -24,7 +25,6 @@ from traces.models import (
     Trace,
 )
 from traces.sampling import append_tagged, draw_uniform
-from desk.models import ComplaintSignal
 from traces.selectors import TraceFilters, parse_trace_filters, traces_filtered
 from traces.signals import review_note_saved
 
@@ -38,6 +38,27 @@ def configuration_record(*, parts: ConfigurationParts) -> str:
     fields = parts.fields()
     Configuration.objects.bulk_create([Configuration(**fields)], ignore_conflicts=True)
     return fields["fingerprint"]
+
+
+def trace_record(*, draft: TraceDraft, configuration: ConfigurationParts, conversation, message, reply, escalation,
+                 outcome: str, escalation_reason: str = "", silenced_at: str = "") -> Trace:
+    """Store one turn's trace: the draft the turn filled, its configuration and its links to the desk's rows.
+
+    Called inside the turn's one transaction, with the reply and the escalation it recorded: all or none.
+    """
+    return Trace.objects.create(
+        configuration_id=configuration_record(parts=configuration),
+        conversation=conversation,
+        message=message,
+        reply=reply,
+        escalation=escalation,
+        provider_message_id=message.provider_message_id or "",
+        channel=conversation.channel,
+        outcome=outcome,
+        escalation_reason=escalation_reason,
+        silenced_at=silenced_at,
+        **draft.row(),
+    )
 
 
 class ReviewError(ValueError):

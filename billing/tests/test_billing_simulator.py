@@ -119,6 +119,45 @@ def test_data_is_consistent_for_any_anchor_date(as_of):
         assert all(p.date <= as_of for p in account.payments)
 
 
+# What each scenario's newest bill shows (the key figures billing computes for "why did my bill change").
+STORIES = {
+    "promotion_ended": {"delta", "discount_ended"},
+    "plan_upgrade_proration": {"delta", "prorated_amount", "prorated_days"},
+    "tax_rate_change": {"delta", "tax_change_effect"},
+    "late_fee": {"delta", "late_fee", "late_fee_basis"},
+    "reconnection_fee": {"charge", "delta", "late_fee", "late_fee_basis"},
+    "technical_visit": {"charge", "delta"},
+    "duplicate_charge": {"delta", "overcharge"},
+    "payment_failed_then_succeeded": {"total"},
+    "unchanged": {"total"},
+    "outage_credit": {"delta", "outage_credit"},
+    "new_customer": set(),  # a first bill (or none yet): nothing to compare it with
+}
+# Month ends, year ends, a leap day, both cycles' issue days and the days around them, and every 37th day
+# over two years: a fixed sample, so the test reads the same every run.
+STORY_DATES = sorted({
+    date(2026, 12, 31), date(2027, 1, 1), date(2027, 1, 31), date(2027, 2, 28), date(2027, 3, 1),
+    date(2028, 2, 29), date(2026, 11, 15), date(2026, 11, 16), date(2026, 12, 1), date(2026, 12, 10),
+    *(date.fromordinal(date(2026, 1, 1).toordinal() + day) for day in range(0, 730, 37)),
+})
+
+
+@pytest.mark.parametrize("today", STORY_DATES, ids=str)
+def test_every_customer_keeps_its_story_on_any_date(today):
+    from tests.support.billing_sim import client_for
+
+    simulator = BillingSimulator(as_of=today)
+    with client_for(simulator, today) as client:
+        for customer_id, account in simulator.data.accounts.items():
+            if account.scenario == "new_customer":  # joined this cycle: a first bill, or none issued yet
+                assert len(account.invoices) <= 1, customer_id
+            else:
+                current, previous = account.invoices[:2]  # newest first: a current and a previous bill
+                assert current.issue_date <= today and previous.issue_date < current.issue_date
+            figures = {figure.name for figure in client.invoice_change(customer_id).key_figures}
+            assert figures == STORIES[account.scenario], (customer_id, account.scenario)
+
+
 # --- the contract's edges ---------------------------------------------------------------
 
 

@@ -9,7 +9,8 @@ import json
 from django.core.management.base import BaseCommand, CommandError
 
 from bot.escalation import customer_notice
-from bot.turn import Answered, Clarify, Escalated, QueryAnswer, answer_query
+from bot.outcomes import Answered, Clarify, Escalated, QueryAnswer
+from bot.turn import answer_query
 
 RETRIEVED_KEYS = ("doc", "section", "vector_score", "matched_by_text", "kept")
 

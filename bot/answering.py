@@ -1,0 +1,159 @@
+"""Answer a routed, answerable question: billing facts, retrieval, clarifying decisions, the writer's request.
+
+The account route reads the customer's billing facts (identifying them first if needed); every route
+searches the knowledge base; a question whose words leave two readings gets one short question instead.
+What the turn must remember (the question kept while it asks) goes on the turn's context.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+
+from bot import clarify, drafting, identify
+from bot.context import TurnContext
+from bot.escalation import Reason, ask_for_identity
+from bot.grounding import Evidence
+from bot.outcomes import Answered, Clarify, Escalated
+from bot.routing import Route
+from bot.writer import TemplateWriter, WriterRequest, fact_evidence, turn_key_figures
+from core import clock
+from kb.search import search
+from kb.selectors import document_alternatives
+
+
+def answer(recorder, routing, query, *, context: TurnContext, writer, billing, chosen=None):
+    """Answer a routed, answerable query: billing facts, retrieval, writer, verifier, humanizer.
+
+    `chosen` is the option the customer picked in reply to a clarifying question (the query is then the
+    original question). A document question about the customer's own bill also gets their billing facts
+    when they are known and a model writes (the template writer copies facts instead of the chunk that
+    explains). An unsure account question from an unknown customer is answered from the knowledge base
+    instead of asking who they are: it may well be the policy question it resembles.
+    """
+    draft = recorder.draft
+    facts, key_figures, capability = [], [], routing.capability
+    if routing.route == Route.ACCOUNT and (context.customer_id or not routing.unsure):
+        if not context.customer_id:
+            found = identify.by_channel(recorder, billing, context)
+            if isinstance(found, Escalated):
+                return found
+            if not found:
+                context.remember_identity_question(query)  # answered once the customer says who they are
+                return Answered(ask_for_identity(routing.language), asks_identity=True)
+        outcome = _billing_facts(recorder, billing, capability, query, context=context, language=routing.language,
+                                 chosen=chosen)
+        if not isinstance(outcome, tuple):
+            return outcome
+        facts, key_figures = outcome
+    elif routing.account_evidence and context.customer_id and not isinstance(writer, TemplateWriter):
+        facts = _account_evidence(recorder, billing, capability, context.customer_id)
+    draft.customer_id = context.customer_id
+
+    # After a clarifying question, the picked label helps retrieval find the sibling it names.
+    searched = f"{query} ({chosen.label})" if chosen is not None and chosen.doc else query
+    with recorder.stage("retrieve"):
+        result = search(searched, k=settings.BOT_RETRIEVAL_K)
+    draft.index_version = result.index_version
+    draft.retrieval = [
+        {key: value for key, value in hit.as_dict().items() if key != "text"} for hit in result.fused
+    ]
+    # The search decides whether the turn has context (kb/context.py); it never drops a kept chunk.
+    context_chunks = result.results if result.context.has_context else []
+    if not context_chunks and not facts:
+        return Escalated(Reason.NO_CONTEXT, [f"No context: {result.context.reason}."])
+    if context_chunks and (routing.route != Route.ACCOUNT or not key_figures and not facts):
+        decided = _sibling_documents(recorder, query, context_chunks, context=context, language=routing.language,
+                                     chosen=chosen)
+        if isinstance(decided, Clarify):
+            return decided
+        context_chunks = decided
+
+    evidence, sources = _evidence(context_chunks, facts)
+    draft.evidence = [
+        {"id": e.id, "text": e.text, "value": e.value, **sources[e.id]} for e in evidence
+    ]
+    figures = turn_key_figures(key_figures, first=len(context_chunks) + 1)
+    draft.key_figures = [figure.to_json() for figure in figures]
+    draft.prompt_version, draft.model = writer.prompt_version, writer.name
+    request = WriterRequest(query=query, language=routing.language, evidence=evidence, sources=sources,
+                            history=list(context.history), capability=capability if facts else "",
+                            key_figures=figures)
+    return drafting.write_and_verify(recorder, writer, request, template=isinstance(writer, TemplateWriter))
+
+
+def _billing_facts(recorder, billing, capability, query, *, context, language, chosen):
+    """Return (facts, key figures) for an account question, or the outcome that replaces the answer."""
+    draft = recorder.draft
+    customer_id = context.customer_id
+    period = chosen.period if chosen is not None else ""
+    with recorder.stage("billing"):
+        result = (billing.invoice_change(customer_id, period=period) if period
+                  else getattr(billing, capability)(customer_id))
+    draft.tool_calls.append(result.to_json())
+    if result.should_escalate:
+        return _tool_error(capability, result)
+    if capability == "invoice_change" and result.ok and not period:
+        invoices = [result.data["current_invoice"], result.data.get("previous_invoice")]
+        decision = clarify.period_decision(query, [i for i in invoices if i], today=clock.today(),
+                                           language=language)
+        if decision.options:
+            return _ask(recorder, context, "period", query, decision.options, language)
+        if decision.chosen is not None and decision.chosen.period != invoices[0]["period"]:
+            with recorder.stage("billing"):
+                result = billing.invoice_change(customer_id, period=decision.chosen.period)
+            draft.tool_calls.append(result.to_json())
+            if result.should_escalate:
+                return _tool_error(capability, result)
+    return list(result.evidence), list(result.key_figures)
+
+
+def _sibling_documents(recorder, query, chunks, *, context, language, chosen):
+    """Keep the chunks of the one sibling document the question (or the customer's pick) names, or ask which."""
+    siblings = {slug: clarify.Sibling(slug, row["label"], row["language"], tuple(row["alternatives"]))
+                for slug, row in document_alternatives(slugs=[h.doc for h in chunks]).items()}
+    decision = clarify.document_decision(query, [h.doc for h in chunks], siblings, language=language)
+    if decision.options and chosen is None:
+        return _ask(recorder, context, "document", query, decision.options, language)
+    picked = chosen if chosen is not None and chosen.doc else decision.chosen
+    if picked is not None and siblings:
+        # The customer named one case: its siblings' chunks would only answer another case.
+        others = {doc for row in siblings.values() for doc in row.alternatives} | set(siblings)
+        return [h for h in chunks if h.doc == picked.doc or h.doc not in others] or chunks
+    return chunks
+
+
+def _ask(recorder, context: TurnContext, kind, query, options, language) -> Clarify:
+    """Keep the original question and ask which option applies."""
+    pending = clarify.pending(kind, query, options, language)
+    context.remember_clarification(pending)
+    labels = " / ".join(option.label for option in options)
+    recorder.draft.routing_rule = f"{recorder.draft.routing_rule}; asked: {labels}"[:100]
+    return Clarify(clarify.question(kind, options, language), pending)
+
+
+def _tool_error(capability, result) -> Escalated:
+    """Return the escalation for a billing call that failed on the system's side (an outage, not an answer)."""
+    code = result.error.code if result.error else "unknown"
+    return Escalated(Reason.TOOL_ERROR, [f"{capability} failed: {code}."])
+
+
+def _account_evidence(recorder, billing, capability, customer_id) -> list:
+    """Return the customer's billing facts for a document question; none when billing fails (the KB still answers)."""
+    with recorder.stage("billing"):
+        result = getattr(billing, capability)(customer_id)
+    recorder.draft.tool_calls.append(result.to_json())
+    return list(result.evidence) if result.ok else []
+
+
+def _evidence(chunks, facts):
+    """Number the turn's evidence E1…En: retrieved chunks first, then billing facts."""
+    sources = {}
+    chunk_items = []
+    for number, hit in enumerate(chunks, start=1):
+        chunk_items.append(Evidence(id=f"E{number}", text=hit.text, value=None))
+        sources[f"E{number}"] = {"kind": "chunk", "chunk_id": hit.chunk_id, "doc": hit.doc,
+                                 "section": hit.section, "language": hit.language}
+    fact_items, fact_sources = fact_evidence(facts, first=len(chunk_items) + 1)
+    sources.update(fact_sources)
+    # Facts first for account questions: the template writer reads them before any chunk.
+    return fact_items + chunk_items, sources

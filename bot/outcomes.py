@@ -1,0 +1,62 @@
+"""What a turn decides: answer, escalate, ask, or stay silent — and the decision with its trace draft.
+
+The live turn (bot/turn.py), the `answer` command and the evals read the same outcome types.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from bot.escalation import Reason
+from traces.draft import TraceDraft
+
+
+@dataclass
+class Answered:
+    text: str
+    citations: list[str] = field(default_factory=list)
+    asks_identity: bool = False  # the reply asks for an account number instead of answering
+    note: str = ""  # the verified internal note for the agent (citations kept)
+
+
+@dataclass
+class Escalated:
+    reason: Reason
+    details: list[str] = field(default_factory=list)
+    suggestion: str = ""
+    note: str = ""  # what the agent should know; written from the draft when empty
+
+
+@dataclass
+class Silenced:
+    where: str
+
+
+@dataclass
+class Clarify:
+    """The bot asks one short question before answering; the original question waits on the conversation."""
+
+    text: str
+    pending: dict
+
+
+Outcome = Answered | Escalated | Clarify | Silenced
+
+
+def outcome_name(outcome: Outcome) -> str:
+    """Return the outcome's name as traces record it: answered, escalated, clarify or silenced."""
+    if isinstance(outcome, Answered):
+        return "answered"
+    if isinstance(outcome, Clarify):
+        return "clarify"
+    if isinstance(outcome, Escalated):
+        return "escalated"
+    return "silenced"
+
+
+@dataclass
+class QueryAnswer:
+    """What the bot decided for one query, with everything a trace would record about it."""
+
+    outcome: Outcome
+    draft: TraceDraft
