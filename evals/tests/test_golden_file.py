@@ -62,7 +62,7 @@ def test_the_second_set_and_the_off_topic_file_read_as_labelled():
     assert sum(not c.out_of_scope for c in second) == 104 and sum(c.out_of_scope for c in second) == 14
     assert {c.split for c in second} == {"dev", "test"}
     offtopic = read_offtopic(FIXTURES / "labels" / "offtopic.jsonl")
-    assert len(offtopic) == 62 and all(c.out_of_scope and not c.hits for c in offtopic)
+    assert len(offtopic) == 62 + 80 and all(c.out_of_scope and not c.hits for c in offtopic)  # two batches
     assert {c.split for c in offtopic} == {"dev", "test"} and {c.language for c in offtopic} == {"es", "en"}
 
 
