@@ -28,8 +28,8 @@ _NUMBER_WORDS = {
     "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19, "twenty": 20, "thirty": 30, "forty": 40,
     "fifty": 50, "sixty": 60, "ninety": 90, "hundred": 100,
 }
-# A number: digits with optional thousands/decimal separators ("1.500,00", "1,500.00", "350", "0,5"); "%" and "$"
-# are tokens of their own, read as "%" and "usd".
+# A number: digits with optional thousands/decimal separators ("1.500,00", "1,500.00", "350", "0,5"); "%" and
+# "$" are tokens of their own, read as "%" and "usd".
 _TOKEN = re.compile(r"\d+(?:[.,]\d+)*|[^\W\d_]+|[%$]", re.UNICODE)
 _SYMBOLS = {"$": "usd"}
 # Words that spell a symbol: "5 por ciento" and "5 percent" read as "5 %".
@@ -45,8 +45,10 @@ def fact_tokens(text: str) -> list[str]:
     for token in _TOKEN.findall(fold(text, case="lower")):
         if token[0].isdigit():
             tokens.append(number_key(token))
+        elif token in _SYMBOLS:
+            tokens.append(_SYMBOLS[token])
         else:
-            tokens.append(_SYMBOLS.get(token) or (str(_NUMBER_WORDS[token]) if token in _NUMBER_WORDS else token))
+            tokens.append(str(_NUMBER_WORDS[token]) if token in _NUMBER_WORDS else token)
     for words, symbol in _SYMBOL_PHRASES:
         n = len(words)
         i = 0
