@@ -20,7 +20,7 @@ from django.utils import timezone
 from django.views.decorators.http import require_POST
 
 from core import clock, params
-from traces import dashboard, labels, services
+from traces import dashboard, display, services
 from traces.access import dashboard_scope, require_trace_reviewer
 from traces.dial_charts import DayValue, rate_chart, stacked_chart
 from traces.fingerprint import differences
@@ -83,9 +83,9 @@ def parse_request(data, *, today: dt.date, agent_id: int | None) -> Request:
         if problems:
             range_name = "7d"
     filters = {}
-    for name, table, label in (("channel", labels.CHANNEL_LABELS, "Channel"),
-                               ("language", labels.LANGUAGE_LABELS, "Language"),
-                               ("route", labels.ROUTE_LABELS, "Route")):
+    for name, table, label in (("channel", display.CHANNEL_LABELS, "Channel"),
+                               ("language", display.LANGUAGE_LABELS, "Language"),
+                               ("route", display.ROUTE_LABELS, "Route")):
         parsed = params.choice(data.get(name), list(table), label=label)
         filters[name] = parsed.value
         if parsed.error:
@@ -190,7 +190,7 @@ def build(request: Request, *, scope: str, now: dt.datetime) -> dict:
     per_reason = dashboard.escalations_per_reason(source)
     reasons = sorted({reason for _, reason in per_reason},
                      key=lambda r: (-sum(n for (_, rr), n in per_reason.items() if rr == r), r))
-    keys = [(r, labels.label(labels.LABELS_BY_FILTER["escalation_reason"], r)) for r in reasons]
+    keys = [(r, display.label(display.LABELS_BY_FILTER["escalation_reason"], r)) for r in reasons]
     context["reasons"] = stacked_chart(day_names, {(d.isoformat(), r): n for (d, r), n in per_reason.items()}, keys)
     context["reason_links"] = {
         r: trace_link(escalation_reason=r, outcome="escalated", since=query.first_day.isoformat(),
@@ -222,7 +222,7 @@ def build(request: Request, *, scope: str, now: dt.datetime) -> dict:
     csv_rows += [("shares", "", code, n) for code, n in (("answered", whole.answered), ("escalated", whole.escalated),
                                                           ("clarify", whole.clarify), ("silenced", whole.silenced))]
     routes = counted.routes
-    context["routes"] = [(r.route, labels.label(labels.ROUTE_LABELS, r.route), r.turns, r.answered,
+    context["routes"] = [(r.route, display.label(display.ROUTE_LABELS, r.route), r.turns, r.answered,
                           _rate(r.answered, r.turns)) for r in routes]
     csv_rows += [("routes", "", r.route or "-", r.answered) for r in routes]
 
@@ -239,7 +239,7 @@ def build(request: Request, *, scope: str, now: dt.datetime) -> dict:
     stages = []
     for stage, hist in merged.stages.items():
         p95 = percentile(hist, LATENCY_EDGES_MS, 0.95)
-        stages.append((stage, labels.turn_stage_label(stage), p95.text("ms"), sum(hist)))
+        stages.append((stage, display.turn_stage_label(stage), p95.text("ms"), sum(hist)))
         csv_rows.append(("stage_latency", "", f"{stage}_p95_ms", p95.value))
     turn_p95 = percentile(merged.latency, LATENCY_EDGES_MS, 0.95)
     context["stages"] = stages
@@ -313,8 +313,8 @@ def dashboard_page(request):
     context = build(parsed, scope=scope, now=now)
     context.update({
         "request_params": parsed, "ranges": RANGES, "problems": parsed.problems,
-        "channels": labels.CHANNEL_LABELS.items(), "languages": labels.LANGUAGE_LABELS.items(),
-        "routes_choices": labels.ROUTE_LABELS.items(), "query_string": parsed.query_string(),
+        "channels": display.CHANNEL_LABELS.items(), "languages": display.LANGUAGE_LABELS.items(),
+        "routes_choices": display.ROUTE_LABELS.items(), "query_string": parsed.query_string(),
         "csv_query": parsed.query_string(a=parsed.compare_a, b=parsed.compare_b), "sample_size": SAMPLE_SIZE,
     })
     return render(request, "traces/dashboard.html", context)

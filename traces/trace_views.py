@@ -20,7 +20,7 @@ from desk.disagreement import RULE_LABELS
 from desk.models import ComplaintSignal, Conversation, Message
 from kb.access import may_edit_kb
 from kb.models import Chunk
-from traces import labels, selectors, services
+from traces import display, selectors, services
 from traces.access import may_read_traces, may_review_traces, require_trace_reviewer
 from traces.fingerprint import PARTS
 from traces.models import (
@@ -124,7 +124,7 @@ def _select_filters(filters, choices) -> list[dict]:
         raw = getattr(filters, name)
         raw = "" if raw is None else str(raw)
         options = choices[name]
-        matched = labels.matching_values(raw, [c.value for c in options], labels.LABELS_BY_FILTER.get(name))
+        matched = display.matching_values(raw, [c.value for c in options], display.LABELS_BY_FILTER.get(name))
         selected = matched[0] if len(matched) == 1 else raw
         shaped.append({"name": name, "label": label, "options": options, "selected": selected,
                        "unknown": raw if raw and not matched else ""})
@@ -207,11 +207,11 @@ def turn_facts(trace: Trace) -> dict:
                                                    verdict.get("problems", []))})
     latency = trace.latency_ms if isinstance(trace.latency_ms, dict) else {}
     return {
-        "stages": labels.latency_waterfall(latency, trace.total_ms),
-        "billing_calls": labels.billing_calls(trace.tool_calls),
+        "stages": display.latency_waterfall(latency, trace.total_ms),
+        "billing_calls": display.billing_calls(trace.tool_calls),
         "attempts": attempts,
-        "humanizer": labels.humanizer_sentence(trace.humanizer),
-        "tokens": labels.token_usage(trace.token_usage),
+        "humanizer": display.humanizer_sentence(trace.humanizer),
+        "tokens": display.token_usage(trace.token_usage),
     }
 
 
@@ -403,7 +403,7 @@ def session_taxonomy(request, session_id):
     summary, classes = selectors.session_taxonomy(session=session)
     class_counts = [(classes[pk].name if pk else "(unassigned)", count) for pk, count in summary.by_class]
     class_bars = bars(class_counts)
-    stage_bars = bars([(labels.label(labels.STAGE_LABELS, stage), count) for stage, count in summary.by_stage])
+    stage_bars = bars([(display.label(display.STAGE_LABELS, stage), count) for stage, count in summary.by_stage])
     live = [c for c in classes.values() if c.merged_into_id is None]
     merged = [c for c in classes.values() if c.merged_into_id is not None]
     notes = session.notes.filter(verdict=ReviewNote.Verdict.FAIL).select_related("author", "failure_class", "trace")
