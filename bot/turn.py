@@ -34,9 +34,9 @@ from bot.writer import (
     turn_key_figures,
 )
 from core import clock
+from desk.channel import UNREADABLE_KINDS
 from desk.models import Contact, Conversation, Message
 from desk.services import bot_reply_record, conversation_escalate
-from desk.whatsapp import UNREADABLE_KINDS
 from kb.search import current_index_version, search
 from kb.selectors import document_alternatives, documents_publishing
 from traces.draft import TraceDraft

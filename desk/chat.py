@@ -11,9 +11,9 @@ from django.db import transaction
 from billing.simulator.data import build_dataset
 from core import clock
 from desk import inbound
+from desk.channel import InboundMessage
 from desk.models import Channel, Contact, Conversation, Message
 from desk.storable import storable_text
-from desk.whatsapp import InboundMessage
 
 SESSION_KEY = "webchat_conversation_id"
 
