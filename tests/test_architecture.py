@@ -109,6 +109,16 @@ def test_the_rule_names_an_offending_import(tmp_path, monkeypatch):
     assert import_violations() == ["kb/bad.py:5 imports traces.models (kb may import core)"]
 
 
+def test_only_billing_and_the_top_import_the_simulator():
+    """The simulator is a fake of the billing API; a room reaches billing through its client, and the demo
+    hands the desk its demo customers (demo/chat_customers.py)."""
+    found = [f"{relative}:{line} imports {module}"
+             for room, relative, path in _room_files() if room != "billing"
+             for line, module in _imported_rooms(ast.parse(path.read_text()))
+             if module == "billing.simulator" or module.startswith("billing.simulator.")]
+    assert not found, "\n".join(found)
+
+
 def test_no_room_s_tests_import_another_room_s_tests():
     """Fakes and factories shared across rooms live in tests/support/, not in a room's tests."""
     found = []
