@@ -18,7 +18,7 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import Q
 
-from billing.client import billing_client
+from billing.api.client import billing_client
 from bot import clarify, grounding, humanizer
 from bot.configuration import configuration_parts
 from bot.escalation import Reason, agent_summary, ask_for_identity, customer_notice, situation_note

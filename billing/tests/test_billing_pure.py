@@ -6,13 +6,13 @@ from pathlib import Path
 
 PURE = (
     "billing.records",
-    "billing.money",
-    "billing.findings",
-    "billing.key_figures",
-    "billing.phrases",
-    "billing.wording",
-    "billing.evidence",
-    "billing.computations",
+    "billing.answers.money",
+    "billing.answers.findings",
+    "billing.answers.key_figures",
+    "billing.answers.phrases",
+    "billing.answers.wording",
+    "billing.answers.evidence",
+    "billing.answers.computations",
 )
 
 

@@ -11,8 +11,8 @@ from decimal import Decimal as D
 
 import pytest
 
-from billing.evidence import PRIMARY, SECONDARY
-from billing.findings import (
+from billing.answers.evidence import PRIMARY, SECONDARY
+from billing.answers.findings import (
     Charge,
     DueStatus,
     InvoiceDelta,
@@ -21,8 +21,8 @@ from billing.findings import (
     PaymentsVsTotal,
     TypeChange,
 )
-from billing.key_figures import change_roles, payment_roles
-from billing.money import amount_text
+from billing.answers.key_figures import change_roles, payment_roles
+from billing.answers.money import amount_text
 from tests.support import billing_sim
 from tests.support.billing_sim import capability_results
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 from decimal import Decimal
 from functools import singledispatch
 
-from billing.evidence import Fact
-from billing.findings import (
+from billing.answers.evidence import Fact
+from billing.answers.findings import (
     Charge,
     CreditNoteRequested,
     CurrentPlan,
@@ -33,7 +33,7 @@ from billing.findings import (
     TaxRateChange,
     two_places,
 )
-from billing.phrases import Phrases
+from billing.answers.phrases import Phrases
 
 
 def _minus(left: Decimal, right: Decimal, phrases: Phrases) -> str:

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from billing.evidence import PRIMARY, SECONDARY
-from billing.findings import (
+from billing.answers.evidence import PRIMARY, SECONDARY
+from billing.answers.findings import (
     Cause,
     Charge,
     DueStatus,

@@ -16,8 +16,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import date
 
-from billing.evidence import PRIMARY, Fact, FactSheet, KeyFigure
-from billing.findings import (
+from billing.answers.evidence import PRIMARY, Fact, FactSheet, KeyFigure
+from billing.answers.findings import (
     Finding,
     find_charges,
     find_credit_note,
@@ -34,11 +34,11 @@ from billing.findings import (
     find_prorations,
     find_taxes,
 )
-from billing.key_figures import change_roles, payment_roles
-from billing.money import rate_text
-from billing.phrases import phrases_for
+from billing.answers.key_figures import change_roles, payment_roles
+from billing.answers.money import rate_text
+from billing.answers.phrases import phrases_for
+from billing.answers.wording import render
 from billing.records import CreditNote, CurrencyMismatch, Customer, Invoice, Money, Payment, Plan, Promotion
-from billing.wording import render
 
 __all__ = [
     "CurrencyMismatch",
