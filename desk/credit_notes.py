@@ -17,7 +17,7 @@ from django.db import transaction
 from django.db.models import QuerySet, Sum
 from django.shortcuts import get_object_or_404
 
-from billing.answers.findings import find_payments
+from billing.answers.findings.payments import find_payments
 from billing.api.client import billing_client
 from billing.records import parse_invoice, parse_payment
 from core import clock, params
