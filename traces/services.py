@@ -9,6 +9,7 @@ from django.db import transaction
 from django.http import QueryDict
 
 from core import params as core_params
+from core.backfill import created_at_stamp
 from django.db.models import Exists, Max, OuterRef, Subquery
 
 from traces.fingerprint import ConfigurationParts
@@ -42,6 +43,20 @@ def configuration_record(*, parts: ConfigurationParts) -> str:
 
 class ReviewError(ValueError):
     """A review write that the rules refuse (shown to the analyst as is)."""
+
+
+@transaction.atomic
+def configuration_first_seen_set(*, fingerprint: str, at: dt.datetime) -> None:
+    """Say when a configuration first ran (history written after the fact, as the demo's dashboard traffic)."""
+    Configuration.objects.filter(pk=fingerprint).update(first_seen_at=at)
+
+
+@transaction.atomic
+def traces_backfill(*, traces: list[Trace], created_at: list[dt.datetime]) -> list[Trace]:
+    """Write past traces built by the caller (unsaved) in one statement, each created at its moment."""
+    saved = Trace.objects.bulk_create(traces)
+    created_at_stamp(model=Trace, ids=[t.pk for t in saved], moments=created_at)
+    return saved
 
 
 def _window_population(*, window_start: dt.datetime, window_end: dt.datetime, filters: dict) -> list[int]:
@@ -100,6 +115,13 @@ def review_session_add_complaints(*, session: ReviewSession, limit: int = 100) -
                   .annotate(complained_at=Subquery(confirmed.order_by("at").values("at")[:1]))
                   .order_by("complained_at", "pk").values_list("pk", flat=True)[:limit])
     return _append(session, candidates, SessionTrace.Source.COMPLAINT)
+
+
+@transaction.atomic
+def review_session_add_traces(*, session: ReviewSession, trace_ids: list[int],
+                              source: str = SessionTrace.Source.UNIFORM) -> int:
+    """Append the traces not yet in the session after its last one, with their source; return how many."""
+    return _append(session, trace_ids, source)
 
 
 def _append(session: ReviewSession, candidates, source: str) -> int:
