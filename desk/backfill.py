@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 from django.db import transaction
 
-from core.backfill import created_at_stamp
+from core.backfill import rows_backfill
 from desk.models import ComplaintSignal, Contact, Conversation, Escalation, Message
 
 
@@ -27,18 +27,14 @@ def conversations_backfill(*, contacts: Sequence[Contact], status: str) -> list[
 @transaction.atomic
 def messages_backfill(*, messages: Sequence[Message], created_at: Sequence[dt.datetime]) -> list[Message]:
     """Write past messages (bot replies, agents' replies), each created at its moment."""
-    saved = Message.objects.bulk_create(messages)
-    created_at_stamp(model=Message, ids=[m.pk for m in saved], moments=created_at)
-    return saved
+    return rows_backfill(model=Message, rows=messages, created_at=created_at)
 
 
 @transaction.atomic
 def escalations_backfill(*, escalations: Sequence[Escalation],
                          created_at: Sequence[dt.datetime]) -> list[Escalation]:
     """Write past escalations, each created at its moment."""
-    saved = Escalation.objects.bulk_create(escalations)
-    created_at_stamp(model=Escalation, ids=[e.pk for e in saved], moments=created_at)
-    return saved
+    return rows_backfill(model=Escalation, rows=escalations, created_at=created_at)
 
 
 @transaction.atomic

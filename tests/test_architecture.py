@@ -29,8 +29,8 @@ TOP = {"config", "demo"}
 ROOMS = set(MAY_IMPORT) | TOP
 
 
-def _room_files():
-    for room in MAY_IMPORT:
+def _room_files(rooms=MAY_IMPORT):
+    for room in rooms:
         for path in sorted((ROOT / room).rglob("*.py")):
             relative = path.relative_to(ROOT)
             if "tests" in relative.parts or "migrations" in relative.parts:
@@ -141,15 +141,6 @@ def models_by_room() -> dict[str, dict[str, str]]:
             classes[node.name] = table
         found[room] = classes
     return found
-
-
-def _writer_files():
-    for room in WRITERS:
-        for path in sorted((ROOT / room).rglob("*.py")):
-            relative = path.relative_to(ROOT)
-            if "tests" in relative.parts or "migrations" in relative.parts:
-                continue
-            yield room, relative, path
 
 
 class _WriteFinder(ast.NodeVisitor):
@@ -316,7 +307,7 @@ def write_violations() -> list[str]:
     """Return every write of a room (or of config/ and demo/) into another room's models: `file:line what`."""
     models = models_by_room()
     found = []
-    for room, relative, path in _writer_files():
+    for room, relative, path in _room_files(WRITERS):
         finder = _WriteFinder(room, models)
         finder.visit(ast.parse(path.read_text(), filename=str(path)))
         found += [f"{relative}:{line} {what}" for line, what in sorted(set(finder.found))]

@@ -9,7 +9,7 @@ from django.db import transaction
 from django.http import QueryDict
 
 from core import params as core_params
-from core.backfill import created_at_stamp
+from core.backfill import rows_backfill
 from django.db.models import Exists, Max, OuterRef, Subquery
 
 from traces.fingerprint import ConfigurationParts
@@ -54,9 +54,7 @@ def configuration_first_seen_set(*, fingerprint: str, at: dt.datetime) -> None:
 @transaction.atomic
 def traces_backfill(*, traces: list[Trace], created_at: list[dt.datetime]) -> list[Trace]:
     """Write past traces built by the caller (unsaved) in one statement, each created at its moment."""
-    saved = Trace.objects.bulk_create(traces)
-    created_at_stamp(model=Trace, ids=[t.pk for t in saved], moments=created_at)
-    return saved
+    return rows_backfill(model=Trace, rows=traces, created_at=created_at)
 
 
 def _window_population(*, window_start: dt.datetime, window_end: dt.datetime, filters: dict) -> list[int]:
