@@ -67,7 +67,7 @@ def main():
     from kb.search import search
 
     shared_simulator().set_fault(None)
-    customers = [c["id"] for c in demo_customers()]
+    customers = [c.id for c in demo_customers()]
     writer = TemplateWriter()
     # Warm up the embedder, the simulator's dataset and the connections.
     for _, question in QUESTIONS:

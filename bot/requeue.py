@@ -16,8 +16,8 @@ from django.db.models import Exists, OuterRef, Q
 from kombu.exceptions import OperationalError as BrokerError
 
 from core import clock
+from desk.channel import SILENT_KINDS, UNREADABLE_KINDS
 from desk.models import Message
-from desk.whatsapp import SILENT_KINDS, UNREADABLE_KINDS
 from traces.models import Trace
 
 logger = logging.getLogger(__name__)

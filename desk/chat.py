@@ -1,39 +1,52 @@
-"""The web chat: a demo channel that goes through the same inbound path as WhatsApp (desk.inbound)."""
+"""The web chat: a demo channel that goes through the same inbound path as WhatsApp (desk.inbound).
+
+The desk does not know where its demo customers come from: the demo app registers a source at start
+(`chat_customers_source_set`), and without one the visitor chats as an unknown web visitor.
+"""
 
 from __future__ import annotations
 
-import functools
 import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
-from django.conf import settings
 from django.db import transaction
 
-from billing.simulator.data import build_dataset
 from core import clock
 from desk import inbound
+from desk.channel import InboundMessage
 from desk.models import Channel, Contact, Conversation, Message
 from desk.storable import storable_text
-from desk.whatsapp import InboundMessage
 
 SESSION_KEY = "webchat_conversation_id"
 
 
-@functools.cache
-def _dataset():
-    return build_dataset(as_of=clock.today())
+@dataclass(frozen=True)
+class ChatCustomer:
+    """A billing customer a visitor may chat as, as the chat page lists it."""
+
+    id: str
+    name: str
+    language: str
+    currency: str
+    scenario: str
+    whatsapp_id: str
 
 
-def demo_customers() -> list[dict]:
-    """Return the simulator's customers a visitor may chat as (empty when a real billing API is set)."""
-    if settings.BILLING_API_BASE_URL:
+_customers_source: Callable[[], Sequence[ChatCustomer]] | None = None
+
+
+def chat_customers_source_set(source: Callable[[], Sequence[ChatCustomer]] | None) -> None:
+    """Name the function that lists the customers a visitor may chat as (None: nobody to pick)."""
+    global _customers_source
+    _customers_source = source
+
+
+def demo_customers() -> list[ChatCustomer]:
+    """Return the customers a visitor may chat as, by id (empty when no source is registered)."""
+    if _customers_source is None:
         return []
-    rows = []
-    for account in _dataset().accounts.values():
-        customer = account.customer
-        rows.append({"id": customer.id, "name": customer.name, "language": customer.language,
-                     "currency": customer.currency, "scenario": account.scenario,
-                     "whatsapp_id": customer.whatsapp_id})
-    return sorted(rows, key=lambda r: r["id"])
+    return sorted(_customers_source(), key=lambda customer: customer.id)
 
 
 def current_conversation(request) -> Conversation | None:
@@ -45,13 +58,13 @@ def current_conversation(request) -> Conversation | None:
 
 @transaction.atomic
 def chat_start(*, request, customer_id: str, language: str = "es") -> Conversation:
-    """Open a web-chat conversation as one of the simulator's customers."""
-    customer = next((c for c in demo_customers() if c["id"] == customer_id), None)
+    """Open a web-chat conversation as one of the demo customers (an unknown web visitor otherwise)."""
+    customer = next((c for c in demo_customers() if c.id == customer_id), None)
     contact = Contact.objects.create(
         channel=Channel.WEBCHAT,
-        name=customer["name"] if customer else "Web visitor",
-        customer_id=customer["id"] if customer else "",
-        language=(customer or {}).get("language", language),
+        name=customer.name if customer else "Web visitor",
+        customer_id=customer.id if customer else "",
+        language=customer.language if customer else language,
     )
     conversation = Conversation.objects.create(contact=contact, channel=Channel.WEBCHAT)
     request.session[SESSION_KEY] = conversation.pk

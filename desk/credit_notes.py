@@ -17,8 +17,8 @@ from django.db import transaction
 from django.db.models import QuerySet, Sum
 from django.shortcuts import get_object_or_404
 
-from billing.client import billing_client
-from billing.findings import find_payments
+from billing.answers.findings.payments import find_payments
+from billing.api.client import billing_client
 from billing.records import parse_invoice, parse_payment
 from core import clock, params
 from desk.access import require_desk_worker

@@ -37,10 +37,11 @@ from kombu.exceptions import OperationalError as BrokerError
 
 from core import clock
 from core.tasks import task_queue
+from desk.channel import InboundMessage
 from desk.complaints import followup_complaint_check, reaction_complaint_apply
 from desk.models import Channel, Contact, Conversation, Event, Message
 from desk.storable import text_capped
-from desk.whatsapp import InboundMessage, StatusUpdate, WebhookBatch
+from desk.whatsapp import StatusUpdate, WebhookBatch
 
 logger = logging.getLogger(__name__)
 

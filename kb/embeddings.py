@@ -110,7 +110,7 @@ class VectorCache:
 
     One file per model, replaced atomically, so a test run and the web process can share it: the
     worst a race does is drop the other writer's new entries, which are embedded again next time.
-    The router keeps its examples' vectors in one (bot/router.py); `CachedEmbedder` keeps a knowledge
+    The router keeps its examples' vectors in one (bot/routing/classifier.py); `CachedEmbedder` keeps a knowledge
     base's in two, queries and passages apart (e5 embeds a text differently with each prefix).
     """
 

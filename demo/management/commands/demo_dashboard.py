@@ -17,14 +17,15 @@ from dataclasses import replace
 
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
-from django.db import connection, transaction
+from django.db import transaction
 
 from core import clock
-from desk.models import ComplaintSignal, Contact, Conversation, Escalation, Message
+from desk.backfill import complaint_signals_backfill, conversations_backfill, escalations_backfill, messages_backfill
+from desk.models import ComplaintSignal, Contact, Escalation, Message
 from traces.fingerprint import ConfigurationParts
-from traces.models import Configuration, Trace
+from traces.models import Trace
 from traces.rollups import rollups_rebuild
-from traces.services import configuration_record
+from traces.services import configuration_first_seen_set, configuration_record, traces_backfill
 
 DAYS = 14
 PROMPT_CHANGE_DAY = 8  # days ago
@@ -40,13 +41,6 @@ BASE = ConfigurationParts(prompt_version="demo-writer-1", model="template", rout
 
 def _pick(rng: random.Random, weighted):
     return rng.choices([v for v, _ in weighted], weights=[w for _, w in weighted])[0]
-
-
-def _stamp(table: str, ids: list[int], moments: list[dt.datetime]) -> None:
-    """Set created_at of many rows in one statement (auto_now_add ignores the value bulk_create is given)."""
-    with connection.cursor() as cursor:
-        cursor.execute(f"UPDATE {table} t SET created_at = v.at "  # noqa: S608 - a model's table name
-                       "FROM unnest(%s::bigint[], %s::timestamptz[]) AS v(id, at) WHERE t.id = v.id", [ids, moments])
 
 
 class Command(BaseCommand):
@@ -68,14 +62,11 @@ class Command(BaseCommand):
             "new index": replace(BASE, prompt_version="demo-writer-2", index_version=2)}
         fingerprints = {name: configuration_record(parts=parts) for name, parts in configurations.items()}
         for name, days_ago in (("before", DAYS), ("bolder", PROMPT_CHANGE_DAY), ("new index", INDEX_CHANGE_DAY)):
-            Configuration.objects.filter(pk=fingerprints[name]).update(
-                first_seen_at=now - dt.timedelta(days=days_ago, hours=2))
+            configuration_first_seen_set(fingerprint=fingerprints[name], at=now - dt.timedelta(days=days_ago, hours=2))
         agents = list(get_user_model().objects.filter(username__in=["agent", "supervisor"]))
-        contacts = Contact.objects.bulk_create(
+        conversations = conversations_backfill(contacts=[
             Contact(channel="whatsapp" if i % 3 else "webchat", name=f"Demo customer {i}", language="es" if i % 4
-                    else "en", wa_id=f"58412000{i:04d}" if i % 3 else "") for i in range(120))
-        conversations = Conversation.objects.bulk_create(
-            Conversation(contact=c, channel=c.channel, status="resolved") for c in contacts)
+                    else "en", wa_id=f"58412000{i:04d}" if i % 3 else "") for i in range(120)], status="resolved")
         turns = []
         for day in range(DAYS, 0, -1):
             phase = "before" if day > PROMPT_CHANGE_DAY else "bolder" if day > INDEX_CHANGE_DAY else "new index"
@@ -93,18 +84,20 @@ class Command(BaseCommand):
                               "complaint": outcome == "answered" and rng.random() < complain,
                               "reason": _pick(rng, REASONS), "route": _pick(rng, ROUTES)})
         # Bot replies for the answered turns, escalations (and a person's first reply) for the escalated ones.
-        replies = Message.objects.bulk_create(
+        replied = [t for t in turns if t["outcome"] in ("answered", "clarify")]
+        replies = messages_backfill(messages=[
             Message(conversation=t["conversation"], direction="out", author="bot", text="Respuesta de demostración.",
                     status="read", provider_message_id=f"{PREFIX}reply-{i}",
                     verified_wrong_at=t["when"] + dt.timedelta(hours=3) if t["wrong"] else None,
                     verified_wrong_reason="El monto no corresponde a la factura." if t["wrong"] else "",
                     verified_wrong_by=agents[0] if t["wrong"] and agents else None)
-            for i, t in enumerate(turns) if t["outcome"] in ("answered", "clarify"))
+            for i, t in enumerate(turns) if t["outcome"] in ("answered", "clarify")],
+            created_at=[t["when"] for t in replied])
         reply_of = iter(replies)
         escalated = [t for t in turns if t["outcome"] == "escalated"]
-        escalations = Escalation.objects.bulk_create(
+        escalations = escalations_backfill(escalations=[
             Escalation(conversation=t["conversation"], reason=t["reason"], summary="Demo escalation.",
-                       status="resolved") for t in escalated)
+                       status="resolved") for t in escalated], created_at=[t["when"] for t in escalated])
         first_replies = []
         for t, escalation in zip(escalated, escalations):
             t["escalation"] = escalation
@@ -112,15 +105,15 @@ class Command(BaseCommand):
                 first_replies.append((Message(conversation=t["conversation"], direction="out", author="agent",
                                               agent=rng.choice(agents), text="Hola, le ayudo.", status="read"),
                                       t["when"] + dt.timedelta(seconds=rng.randint(60, 3600))))
-        made_replies = Message.objects.bulk_create(m for m, _ in first_replies)
+        messages_backfill(messages=[m for m, _ in first_replies], created_at=[at for _, at in first_replies])
         for t in turns:
             if t["outcome"] in ("answered", "clarify"):
                 t["reply"] = next(reply_of)
-        ComplaintSignal.objects.bulk_create(
+        complaint_signals_backfill(signals=[
             ComplaintSignal(message=t["reply"], source="agent", certainty="confirmed",
                             marked_by=agents[0] if agents else None, at=t["when"] + dt.timedelta(hours=1))
-            for t in turns if t["complaint"])
-        traces = Trace.objects.bulk_create(
+            for t in turns if t["complaint"]])
+        traces_backfill(traces=[
             Trace(conversation=t["conversation"], reply=t.get("reply"), escalation=t.get("escalation"),
                   provider_message_id=f"{PREFIX}{i}", channel=t["conversation"].channel,
                   language=t["conversation"].contact.language, route=t["route"], outcome=t["outcome"],
@@ -133,10 +126,5 @@ class Command(BaseCommand):
                       "gate": 1.0, "route": rng.uniform(2, 8), "retrieve": rng.uniform(30, 90),
                       "write_1": rng.uniform(200, 900), "verify_1": rng.uniform(1, 5)},
                   token_usage={"prompt_tokens": rng.randint(600, 1400), "completion_tokens": rng.randint(60, 220)})
-            for i, t in enumerate(turns))
-        _stamp(Trace._meta.db_table, [t.pk for t in traces], [t["when"] for t in turns])
-        _stamp(Escalation._meta.db_table, [e.pk for e in escalations], [t["when"] for t in escalated])
-        _stamp(Message._meta.db_table, [m.pk for m in replies],
-               [t["when"] for t in turns if t["outcome"] in ("answered", "clarify")])
-        _stamp(Message._meta.db_table, [m.pk for m in made_replies], [at for _, at in first_replies])
+            for i, t in enumerate(turns)], created_at=[t["when"] for t in turns])
         return len(turns)

@@ -1,47 +1,15 @@
+"""The search playground: a query through the three branches, the fusion and the prune, now and at an earlier
+index version."""
+
 from django.contrib.auth.decorators import login_required
-from django.db.models import Prefetch
-from django.shortcuts import get_object_or_404, render
+from django.shortcuts import render
 
 from core import params
 from kb import inspect
 from kb.access import kb_editor_required
 from kb.embeddings import QueryCachingEmbedder, get_embedder
-from kb.models import Chunk, Document, EmbeddingSpace
+from kb.models import EmbeddingSpace
 from kb.search import search
-
-
-@login_required
-@kb_editor_required
-def document_list(request):
-    """List the documents with language, version, live chunks and last edit (usage in traces loads beside it)."""
-    include_deleted = request.GET.get("deleted") == "1"
-    documents = list(inspect.document_rows(include_deleted=include_deleted))
-    return render(request, "kb/document_list.html", {
-        "documents": documents, "space": EmbeddingSpace.objects.first(), "include_deleted": include_deleted,
-    })
-
-
-@login_required
-@kb_editor_required
-def document_detail(request, slug):
-    """Show a document's live sections, the chunks the retriever scores and its latest re-embedding."""
-    document = get_object_or_404(Document, slug=slug)
-    # Only what search sees now; retired sections and chunks stay reachable from the history and old traces.
-    sections = document.sections.live().prefetch_related(
-        Prefetch("chunks", queryset=Chunk.objects.live().order_by("piece")))
-    return render(request, "kb/document_detail.html", {"document": document, "sections": sections,
-                                                       "job": document.reembed_jobs.first()})
-
-
-@login_required
-@kb_editor_required
-def chunk_detail(request, chunk_id):
-    """Show one chunk as the retriever scores it and its status (the traces naming it load beside it)."""
-    chunk = get_object_or_404(Chunk.objects.select_related("document", "section"), pk=chunk_id)
-    return render(request, "kb/chunk_detail.html", {
-        "chunk": chunk, "status": inspect.chunk_status(chunk),
-        "edit_url": inspect.section_edit_url(chunk.document.slug, chunk.section_id),
-    })
 
 
 QUERY_MAX = 500
@@ -81,5 +49,3 @@ def search_playground(request):
         "gone": gone, "languages": [("", "any"), ("es", "es"), ("en", "en")],
         "problems": [parsed.error for parsed in read.values() if parsed.error],
     })
-
-

@@ -12,7 +12,7 @@ from django.views.decorators.http import require_GET, require_POST
 from desk import credit_notes as cn
 from desk.access import access_conversation, require_desk_worker
 from desk.models import Conversation, CreditNoteRequest
-from desk.views import _page_context
+from desk.views.conversation import page_context
 
 
 class CreditNoteProposeForm(forms.Form):
@@ -42,7 +42,7 @@ def _panel_answer(request, conversation: Conversation, *, values=None, error="",
     if not error:
         messages.success(request, notice)
         return redirect(reverse("desk:conversation", args=[conversation.pk]) + "#credit-notes")
-    context = _page_context(request, conversation)  # builds the panel once (one billing call)
+    context = page_context(request, conversation)  # builds the panel once (one billing call)
     context["credit"].update(values=values or {}, kept=bool((values or {}).get("invoice")), error=error)
     return render(request, "desk/conversation.html", context, status=status)
 

@@ -11,29 +11,20 @@ from __future__ import annotations
 from decimal import Decimal
 from functools import singledispatch
 
-from billing.evidence import Fact
-from billing.findings import (
-    Charge,
-    CreditNoteRequested,
-    CurrentPlan,
-    CustomerIdentified,
-    DueStatus,
+from billing.answers.evidence import Fact
+from billing.answers.findings.account import Charge, CreditNoteRequested, CurrentPlan, CustomerIdentified
+from billing.answers.findings.base import Finding, two_places
+from billing.answers.findings.invoice_checks import (
     DuplicateCharge,
-    Finding,
-    InvoiceDelta,
-    InvoiceTotal,
-    LateFee,
     OutageCredit,
-    PaymentAttempt,
-    PaymentsVsTotal,
-    PromotionActive,
-    PromotionEnded,
-    Proration,
     TaxComputation,
     TaxRateChange,
-    two_places,
 )
-from billing.phrases import Phrases
+from billing.answers.findings.payments import DueStatus, LateFee, PaymentAttempt, PaymentsVsTotal
+from billing.answers.findings.promotions import PromotionActive, PromotionEnded
+from billing.answers.findings.proration import Proration
+from billing.answers.findings.totals import InvoiceDelta, InvoiceTotal
+from billing.answers.phrases import Phrases
 
 
 def _minus(left: Decimal, right: Decimal, phrases: Phrases) -> str:

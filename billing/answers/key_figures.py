@@ -1,6 +1,6 @@
 """Which declared figures an answer must state, per question a capability answers. Pure, no Django.
 
-Findings declare their figures (findings.py); these rules give each finding of a capability a role:
+Findings declare their figures (findings/); these rules give each finding of a capability a role:
 - a bill change: the delta is primary; of the causes inside it (duplicate charge, late fee,
   proration, promotion ended, tax-rate change, outage credit, one-off charge) the one that moves
   the bill most is primary with all its figures, the others secondary;
@@ -15,17 +15,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from billing.evidence import PRIMARY, SECONDARY
-from billing.findings import (
-    Cause,
-    Charge,
-    DueStatus,
-    Finding,
-    InvoiceDelta,
-    OutageCredit,
-    PaymentAttempt,
-    PaymentsVsTotal,
-)
+from billing.answers.evidence import PRIMARY, SECONDARY
+from billing.answers.findings.account import Charge
+from billing.answers.findings.base import Cause, Finding
+from billing.answers.findings.invoice_checks import OutageCredit
+from billing.answers.findings.payments import DueStatus, PaymentAttempt, PaymentsVsTotal
+from billing.answers.findings.totals import InvoiceDelta
 
 
 def change_roles(findings: Sequence[Finding]) -> dict[int, str]:

@@ -3,7 +3,7 @@
 One money notation for every screen and message: the currency before the amount, `Bs.` for
 bolívares and the ISO code otherwise, digits grouped the language's way —
 `Bs. 1.624,00` / `USD 10,00` in Spanish, `Bs. 1,624.00` / `USD 10.00` in English.
-Machine forms (`"1624.00"` in evidence values and derivations) are not notation: see findings.py.
+Machine forms (`"1624.00"` in evidence values and derivations) are not notation: see findings/base.py.
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from types import MappingProxyType
 
-from billing.money import amount_text, check_language, money_text, rate_text
+from billing.answers.money import amount_text, check_language, money_text, rate_text
 
 
 @dataclass(frozen=True)

@@ -1,191 +1,37 @@
-"""Desk pages: the web chat, the escalation queue, a conversation with its actions."""
+"""A conversation: its page, the thread partial, and the actions an agent takes on it."""
 
 from __future__ import annotations
 
 import uuid
-from datetime import timedelta
 
 from django import forms
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from core import clock, params
-from desk import chat as webchat
+from core import params
 from desk import complaints, rules, services
-from desk.access import access_conversation, conversation_verdict, may_work_desk, require_conversation_reader
+from desk.access import access_conversation, conversation_verdict, may_work_desk
 from desk.credit_notes import credit_note_panel
-from desk.forms import AssignForm, MarkWrongForm, NoteForm, QueueFilterForm, ReplyForm
+from desk.forms import AssignForm, MarkWrongForm, NoteForm, ReplyForm
 from desk.identify import CustomerSearch, customer_search
-from desk.models import CannedReply, Contact, Conversation, Message
+from desk.models import CannedReply, Conversation, Message
 from desk.reasons import reason_label
 from desk.selectors import (
-    VIEWS,
-    QueueCursor,
-    QueueFilters,
     account_summary,
-    contact_conversations,
-    contacts_matching,
     conversation_escalation,
     conversation_thread,
-    escalation_counts,
-    escalation_queue,
-    message_search,
     next_waiting_escalation,
     take_requests_pending,
     thread_version,
-    view_counts,
-    wait_level,
-    wait_thresholds,
 )
 
-QUEUE_PAGE_SIZE = 50
 NEXT_TAG = "offer-next"  # a confirmation that offers the next escalation waiting
 
-
-CHAT_LANGUAGES = ("es", "en")
-CHAT_MESSAGE_MAX = 4000  # what a visitor may type; longer is refused (the inbound path itself cuts at 4,096)
-
-
-def chat(request):
-    """Web chat for demos and tests: pick a simulator customer and talk to the bot through the real pipeline."""
-    conversation = webchat.current_conversation(request)
-    error = ""
-    if request.method == "POST":
-        if "customer_id" in request.POST:
-            customer_id = params.text(request.POST["customer_id"], label="The customer", max_length=64)
-            language = params.choice(request.POST.get("language"), CHAT_LANGUAGES, label="The language",
-                                     default="es")
-            webchat.chat_start(request=request, customer_id=customer_id.or_bad_request(),
-                               language=language.or_bad_request())
-            return redirect("desk:chat")
-        text = params.text(request.POST.get("text"), label="The message", max_length=CHAT_MESSAGE_MAX)
-        error = text.error
-        if conversation is not None and text.value and not error:
-            webchat.chat_message_receive(conversation=conversation, text=text.value)
-        if request.htmx:
-            return render(request, "desk/chat.html#thread", {"conversation": conversation, "error": error,
-                                                             "messages": webchat.thread(conversation)})
-        if not error:
-            return redirect("desk:chat")
-    template = "desk/chat.html#thread" if request.htmx and conversation else "desk/chat.html"
-    return render(request, template, {
-        "conversation": conversation, "error": error,
-        "messages": webchat.thread(conversation) if conversation else [],
-        "customers": [] if conversation else webchat.demo_customers(),
-    }, status=400 if error else 200)
-
-
-@require_POST
-def chat_reset(request):
-    """Forget the visitor's conversation and pick another customer."""
-    request.session.pop(webchat.SESSION_KEY, None)
-    return redirect("desk:chat")
-
-
-# The escalation queue ----------------------------------------------------------------------------
-
-def _waited_label(waited: timedelta) -> str:
-    minutes = max(0, int(waited.total_seconds() // 60))
-    if minutes < 60:
-        return f"{minutes} min"
-    if minutes < 60 * 48:
-        return f"{minutes // 60} h {minutes % 60:02d} min"
-    return f"{minutes // (60 * 24)} days"
-
-
-@login_required
-@require_GET
-def queue(request):
-    """The inbox: a view (all open, unassigned, mine, waiting on the customer, resolved) of escalations with
-    their reason, summary, last customer message and waiting time, filtered and paged by keyset."""
-    if not may_work_desk(request.user):
-        raise PermissionDenied("Only agents and supervisors work the queue.")
-    form = QueueFilterForm(request.GET or None)
-    filters = form.filters() if form.is_bound else QueueFilters()
-    after = QueueCursor.decode(request.GET.get("after"))
-    now = clock.now()
-    page = list(escalation_queue(agent=request.user, filters=filters, after=after, limit=QUEUE_PAGE_SIZE + 1,
-                                 now=now))
-    older = None
-    if len(page) > QUEUE_PAGE_SIZE:
-        page = page[:QUEUE_PAGE_SIZE]
-        query = request.GET.copy()
-        query["after"] = QueueCursor.of(page[-1], filters.order_field).encode()
-        older = query.urlencode()
-    amber, red = wait_thresholds()
-    rows = []
-    for escalation in page:
-        waited = (escalation.resolved_at or now) - escalation.created_at
-        # A taken escalation has someone on it: only the ones nobody holds turn amber or red.
-        level = "" if escalation.status != "open" else wait_level(waited, amber_minutes=amber,
-                                                                  red_minutes=red)
-        rows.append({"escalation": escalation, "conversation": escalation.conversation,
-                     "waited": _waited_label(waited), "level": level})
-    counts = escalation_counts()
-    view_query = request.GET.copy()
-    for name in ("view", "after", "resolved_from", "resolved_to"):
-        view_query.pop(name, None)
-    context = {
-        "form": form, "filters": filters, "rows": rows, "older_query": older, "paged": after is not None,
-        "counts": counts, "counts_total": sum(c["total"] for c in counts),
-        "views": VIEWS, "view_counts": view_counts(agent=request.user), "view_query": view_query.urlencode(),
-        "problems": form.problems(),
-        "amber_minutes": amber, "red_minutes": red,
-    }
-    template = "desk/queue.html#rows" if request.htmx else "desk/queue.html"
-    return render(request, template, context)
-
-
-# Search and a contact's history ---------------------------------------------------------------------
-
-SEARCH_MAX = 200
-
-
-@login_required
-@require_GET
-def search(request):
-    """Search message text (full text, accents and es/en word forms folded) and customers (name, WhatsApp
-    number, billing id); messages newest first, paged by keyset."""
-    require_conversation_reader(request.user)
-    query = params.text(request.GET.get("q"), label="The search", max_length=SEARCH_MAX)
-    cursor = params.cursor(request.GET.get("after"))
-    term = query.value.strip() if query.ok else ""
-    after = request.GET.get("after", "") if cursor.ok else ""  # a malformed cursor: the first page
-    hits, next_cursor, contacts = [], None, []
-    if term:
-        hits, next_cursor = message_search(text=term, after=after)
-        contacts = [] if after else contacts_matching(term=term)
-    more = None
-    if next_cursor:
-        more_query = request.GET.copy()
-        more_query["after"] = next_cursor
-        more = more_query.urlencode()
-    problems = [p for p in (query.error, cursor.error) if p]
-    return render(request, "desk/search.html", {
-        "q": query.value if query.ok else "", "term": term, "hits": hits, "contacts": contacts,
-        "more_query": more, "paged": bool(after), "problems": problems,
-    }, status=400 if query.error else 200)
-
-
-@login_required
-@require_GET
-def contact(request, contact_id):
-    """Everything of one contact: who they are and every conversation they had, newest first."""
-    require_conversation_reader(request.user)
-    person = get_object_or_404(Contact, pk=contact_id)
-    return render(request, "desk/contact.html", {
-        "contact": person, "conversations": contact_conversations(contact=person),
-        "can_act": may_work_desk(request.user),
-    })
-
-
-# A conversation ----------------------------------------------------------------------------------
 
 def _verdicts(user, conversation: Conversation) -> dict[str, rules.Verdict]:
     """Return, per action, what the rules say this user may do now (the page offers only what is allowed)."""
@@ -243,7 +89,7 @@ def _work_context(request, conversation: Conversation, *, error: str = "", compo
     return context
 
 
-def _page_context(request, conversation: Conversation, **work) -> dict:
+def page_context(request, conversation: Conversation, **work) -> dict:
     context = _work_context(request, conversation, **work)
     escalation = conversation_escalation(conversation=conversation)
     context.update(
@@ -284,7 +130,7 @@ def _prefill(request, context) -> str:
 def conversation_detail(request, conversation_id):
     """Show the thread with its events, the bot's last turn, the account and the actions the user may take."""
     conversation = access_conversation(request.user, conversation_id)
-    return render(request, "desk/conversation.html", _with_next(request, _page_context(request, conversation)))
+    return render(request, "desk/conversation.html", _with_next(request, page_context(request, conversation)))
 
 
 @login_required
@@ -308,7 +154,7 @@ def _after_action(request, conversation_id: int, *, error: str = "", composer_te
     if not error:
         return redirect(reverse("desk:conversation", args=[conversation_id]))
     return render(request, "desk/conversation.html",
-                  _page_context(request, conversation, error=error, composer_text=composer_text),
+                  page_context(request, conversation, error=error, composer_text=composer_text),
                   status=status)
 
 
@@ -449,7 +295,7 @@ def identify(request, conversation_id):
         return render(request, "desk/conversation.html#identify", {
             "conversation": conversation, "contact": conversation.contact, "search": search,
             "may": _verdicts(request.user, conversation)})
-    context = _page_context(request, conversation)
+    context = page_context(request, conversation)
     context["search"] = search
     return render(request, "desk/conversation.html", context, status=400 if query.error else 200)
 

@@ -33,9 +33,9 @@ from urllib.parse import quote
 
 import httpx
 
-from billing import computations as calc
-from billing.breaker import BreakerStoreError, CircuitBreaker, CircuitOpen, MemoryStore, Policy, Ticket
-from billing.evidence import Fact, FactSheet, KeyFigure, ToolError, ToolResult
+from billing.answers import computations as calc
+from billing.answers.evidence import Fact, FactSheet, KeyFigure, ToolError, ToolResult
+from billing.api.breaker import BreakerStoreError, CircuitBreaker, CircuitOpen, MemoryStore, Policy, Ticket
 from billing.records import (
     ContractViolation,
     CurrencyMismatch,
@@ -494,7 +494,7 @@ def billing_breaker(*, now: Callable[[], float] = time.time, store=None) -> Circ
     """Return the billing API breaker configured from settings, on the shared store."""
     from django.conf import settings
 
-    from billing.breaker_store import default_store
+    from billing.api.breaker_store import default_store
 
     policy = Policy(
         failure_threshold=settings.BILLING_BREAKER_FAILURES, cooldown_s=settings.BILLING_BREAKER_COOLDOWN_S

@@ -12,7 +12,7 @@ Outcomes of calls admitted before the breaker opened are ignored once it is open
 only the probe decides.
 
 The state lives behind `BreakerStore.update(name, decide)`, which must apply `decide` atomically
-(read → decide → write) across every process that shares the store; see billing/breaker_store.py
+(read → decide → write) across every process that shares the store; see billing/api/breaker_store.py
 for Redis and PostgreSQL, and `MemoryStore` below for one process and tests. The clock is
 injected (`now`), and must be wall-clock time (`time.time`) when processes share a store:
 monotonic clocks are not comparable between processes.

@@ -1,7 +1,7 @@
 """Billing computations as evidence: findings → key figures → phrase tables → facts.
 
 Pure Python, no Django. Each step lives in its own module and knows nothing of the next:
-- findings.py — the arithmetic: API records in, typed findings out (Decimal amounts, dates,
+- findings/ — the arithmetic, one module per topic: API records in, typed findings out (Decimal amounts, dates,
   counts, derivations), no language; each finding declares the figures an answer must state;
 - key_figures.py — which of those figures are primary for the question a capability answers;
 - phrases.py — per-language phrase tables (es, en), and money.py for the notation of numbers;
@@ -16,29 +16,19 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import date
 
-from billing.evidence import PRIMARY, Fact, FactSheet, KeyFigure
-from billing.findings import (
-    Finding,
-    find_charges,
-    find_credit_note,
-    find_customer,
-    find_due,
-    find_duplicate_charges,
-    find_invoice_delta,
-    find_invoice_total,
-    find_late_fees,
-    find_outage_credits,
-    find_payments,
-    find_plan,
-    find_promotions,
-    find_prorations,
-    find_taxes,
-)
-from billing.key_figures import change_roles, payment_roles
-from billing.money import rate_text
-from billing.phrases import phrases_for
+from billing.answers.evidence import PRIMARY, Fact, FactSheet, KeyFigure
+from billing.answers.findings.account import find_charges, find_credit_note, find_customer, find_plan
+from billing.answers.findings.base import Finding
+from billing.answers.findings.invoice_checks import find_duplicate_charges, find_outage_credits, find_taxes
+from billing.answers.findings.payments import find_due, find_late_fees, find_payments
+from billing.answers.findings.promotions import find_promotions
+from billing.answers.findings.proration import find_prorations
+from billing.answers.findings.totals import find_invoice_delta, find_invoice_total
+from billing.answers.key_figures import change_roles, payment_roles
+from billing.answers.money import rate_text
+from billing.answers.phrases import phrases_for
+from billing.answers.wording import render
 from billing.records import CreditNote, CurrencyMismatch, Customer, Invoice, Money, Payment, Plan, Promotion
-from billing.wording import render
 
 __all__ = [
     "CurrencyMismatch",

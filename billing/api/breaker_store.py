@@ -1,10 +1,10 @@
 """Shared storage for circuit breakers: Redis when REDIS_URL is set, PostgreSQL otherwise.
 
-Both implement `billing.breaker.BreakerStore.update(name, decide)` atomically across processes:
+Both implement `billing.api.breaker.BreakerStore.update(name, decide)` atomically across processes:
 
 - `RedisStore`: one JSON value per breaker, updated with WATCH/MULTI/EXEC (optimistic; a
   concurrent writer makes EXEC fail and the decision is recomputed on the fresh state). Chosen
-  over a Lua script so the transition rules exist once, in Python (billing/breaker.py).
+  over a Lua script so the transition rules exist once, in Python (billing/api/breaker.py).
 - `DatabaseStore`: one `billing.BreakerState` row per breaker, read with SELECT … FOR UPDATE inside
   a transaction on a private autocommit connection — never the caller's connection, so a
   breaker update neither joins nor waits for the caller's transaction (a rolled-back turn
@@ -22,7 +22,7 @@ import threading
 from collections.abc import Callable
 from typing import TypeVar
 
-from billing.breaker import BreakerStoreError, CircuitState
+from billing.api.breaker import BreakerStoreError, CircuitState
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
