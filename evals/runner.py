@@ -15,7 +15,7 @@ from core import clock
 from evals import answer_checks
 from evals.answer_checks import CaseResult, RunComparison
 from evals.golden import metrics_case
-from evals.labels import evidence_items, judge_verdict_record, run_corrected_rate
+from evals.human_labels import evidence_items, judge_verdict_record, run_corrected_rate
 from evals.metrics import case_outcome, mean_reciprocal_rank, recall_at_k
 from evals.models import EvalRun, EvalRunItem, GoldenSet
 from evals.services import golden_set_require_open, golden_version

@@ -89,7 +89,7 @@ def golden_set_archive(*, golden_set: GoldenSet, archived: bool, now=None) -> bo
 
 @transaction.atomic
 def golden_set_gates_save(*, golden_set: GoldenSet, gates: dict | None, user, now=None) -> GoldenSet:
-    """Store the set's own gates (already validated by evals.gates.set_gates_problems), or None to go back to
+    """Store the set's own gates (already validated by evals.gate_rules.set_gates_problems), or None to go back to
     the repository's gates file."""
     golden_set = GoldenSet.objects.select_for_update().get(pk=golden_set.pk)
     golden_set.gates = gates
@@ -363,7 +363,7 @@ def missing_documents(case: GoldenCase, deleted: set[str]) -> list[str]:
 
 def gate_decision_record(*, run, gates_file: str, gates_text: str, baseline: str, outcome,
                          newly_failing: list[str]) -> GateDecision:
-    """Store one gate decision on a run (`outcome` is evals.gates.GateReport) with a row per gate and why it
+    """Store one gate decision on a run (`outcome` is evals.gate_rules.GateReport) with a row per gate and why it
     decided so. A saved report (`gate --report`) has no run and is only logged."""
     golden_set = run.golden_set
     reasons = [{"metric": result.gate.metric, "value": result.value, "judged_on": result.judged_on,

@@ -8,7 +8,7 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from evals.gates import Decision, GatesFileError, evaluate, gates_from_mapping, parse_gates
+from evals.gate_rules import Decision, GatesFileError, evaluate, gates_from_mapping, parse_gates
 
 REPORT = {"recall@5": 0.915, "mrr": 0.827, "must_pass_failures": [], "hard_negative_wins": ["g7"]}
 

@@ -85,7 +85,7 @@ def test_an_analyst_builds_a_golden_set_runs_it_labels_items_and_reads_the_judge
 
     from evals.calibration import no_better_than_chance
     from evals.judge import LEXICAL_JUDGE_VERSION
-    from evals.labels import split_for
+    from evals.human_labels import split_for
     from evals.models import EvalRun, GoldenCase, GoldenSet, HumanLabel, JudgeVerdict
 
     settings.OPENAI_API_KEY = settings.OPENAI_BASE_URL = ""  # template writer and offline judge: no model server

@@ -24,13 +24,13 @@ from django.db import transaction
 from core import clock
 from core.text import number_key
 from demo.management.commands.demo_conversations import GOLDEN_FILE, demo_analyst
+from evals.gates_for_set import run_gate
 from evals.golden import read_golden_rows
+from evals.human_labels import human_label_save, judge_labelled, split_for
 from evals.judge import get_judge
-from evals.labels import human_label_save, judge_labelled, split_for
 from evals.models import EvalRun, EvalRunItem, GoldenSet
 from evals.runner import eval_run
 from evals.services import golden_import_rows
-from evals.set_gates import run_gate
 
 CALIBRATION_SET = "demo-calibration"
 # Four document questions, the Sunday-hours question (answered with a courtesy line) and a bill that went up when

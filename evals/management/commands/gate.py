@@ -10,10 +10,10 @@ from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
-from evals.gates import Decision, GatesFileError, evaluate, parse_gates
+from evals.gate_rules import Decision, GatesFileError, evaluate, parse_gates
+from evals.gates_for_set import set_gates
 from evals.runner import run_gate_report
 from evals.services import GoldenSetError
-from evals.set_gates import set_gates
 
 
 class Command(BaseCommand):

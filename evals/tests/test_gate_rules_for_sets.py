@@ -2,7 +2,7 @@
 
 import pytest
 
-from evals.gates import (
+from evals.gate_rules import (
     ThresholdRow,
     default_set_gates,
     evaluate,

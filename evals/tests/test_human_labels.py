@@ -9,7 +9,7 @@ import pytest
 from core import clock
 from desk.models import Contact, Conversation
 from evals.judge import FaithfulnessJudge, Judgement, LexicalJudge
-from evals.labels import (
+from evals.human_labels import (
     LabelError,
     calibration_report,
     human_label_save,
