@@ -11,7 +11,7 @@ from django.db import IntegrityError, transaction
 
 from core import clock, params
 from desk.reasons import LABELS as REASON_LABELS
-from evals.golden import read_golden_rows
+from evals.golden import parse_as_of, read_golden_rows
 from evals.models import GateDecision, GoldenCase, GoldenSet, GoldenSetVersion
 from kb.models import Document
 from traces.models import ReviewNote, Trace
@@ -121,6 +121,8 @@ def golden_case_row(case: GoldenCase) -> dict:
         row["language"] = case.language
     if case.out_of_scope:
         row["out_of_scope"] = True
+    if case.as_of:
+        row["as_of"] = case.as_of.isoformat()
     return row
 
 
@@ -153,7 +155,8 @@ def golden_import_rows(*, name: str, rows: list[dict], note: str, user=None) -> 
                    context=row["context"], customer_id=row["customer_id"],
                    clarification_expected=row["clarification_expected"], synthetic=row["synthetic"],
                    reviewed=not row["synthetic"], origin=row["origin"], split=row["split"],
-                   language=row["language"], out_of_scope=row["out_of_scope"])
+                   language=row["language"], out_of_scope=row["out_of_scope"],
+                   as_of=parse_as_of(row.get("as_of")))
         for row in rows
     ])
     return golden_set_bump(golden_set=golden_set, user=user, note=note)

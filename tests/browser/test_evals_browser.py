@@ -84,7 +84,7 @@ def test_an_analyst_builds_a_golden_set_runs_it_labels_items_and_reads_the_judge
     from playwright.sync_api import expect
 
     from evals.calibration import no_better_than_chance
-    from evals.judge import LEXICAL_JUDGE_VERSION
+    from evals.offline_judge import LEXICAL_JUDGE_VERSION
     from evals.human_labels import split_for
     from evals.models import EvalRun, GoldenCase, GoldenSet, HumanLabel, JudgeVerdict
 
