@@ -154,7 +154,7 @@ def parse_gates(text: str, *, source: str) -> GatesConfig:
 
 def _line_of(text: str, name: str) -> int:
     """Return the number of the first line that names `name` as a key (1 when no line does)."""
-    pattern = re.compile(rf"(^|[^\w@.-]){re.escape(name)}($|[^\w@.-])")
+    pattern = re.compile(rf"(^|[^\w@-]){re.escape(name)}($|[^\w@-])")
     return next((number for number, line in enumerate(text.splitlines(), start=1) if pattern.search(line)), 1)
 
 

@@ -17,12 +17,11 @@ from core import clock
 from evals.calibration import CalibrationError, LabelPair, corrected_pass_rate, judge_accuracy
 from evals.judgement import JudgeError, JudgeEvidence, Judgement
 from evals.judge_test_reads import SplitRead, judge_test_read_record
-from evals.label_file import LabelFileError, LabelRow, label_key, read_label_file
+from evals.label_file import LabelFileError, LabelRow, label_key, read_label_file, split_for
 from evals.models import EvalRun, EvalRunItem, GoldenSet, HumanLabel, JudgeVerdict
 from traces.models import Trace
 
 SPLITS = ("train", "dev", "test")
-TRAIN_BELOW, DEV_BELOW = 20, 60  # hash buckets 0..99: <20 train, <60 dev, the rest test
 
 
 class LabelError(ValueError):
@@ -37,14 +36,6 @@ def item_key_for(*, trace: Trace | None = None, run_item: EvalRunItem | None = N
     if trace is not None:
         return f"trace:{trace.pk}"
     return label_key(run_item.case_id) if run_item.run.labels_file else f"item:{run_item.pk}"
-
-
-def split_for(item_key: str) -> str:
-    """Return the item's split from the sha256 of its key: bucket 0..99, <20 train, <60 dev, else test."""
-    bucket = int.from_bytes(hashlib.sha256(item_key.encode("utf-8")).digest()[:8], "big") % 100
-    if bucket < TRAIN_BELOW:
-        return "train"
-    return "dev" if bucket < DEV_BELOW else "test"
 
 
 @transaction.atomic

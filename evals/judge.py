@@ -18,10 +18,13 @@ from pathlib import Path
 
 from bot.llm import ModelCallError, openai_client, structured_completion
 from evals.judgement import EvidenceItem, JudgeError, Judgement
+from evals.label_file import label_ids, label_key, split_for
 from evals.offline_judge import LexicalBillJudge
 
 PROMPTS_DIR = Path(__file__).resolve().parent / "judge_prompts"
 MANIFEST_NAME = "MANIFEST.json"
+LABELS_FILE = Path(__file__).resolve().parent / "fixtures" / "judge_labels.jsonl"
+_EXAMPLE_RE = re.compile(r"^#{2,4}\s*Example\s+([\w~.-]+)\s*$", re.MULTILINE)
 _PROMPT_VERSION_RE = re.compile(r"(?P<name>[a-z][a-z0-9_]*(?:-[a-z][a-z0-9_]*)*)-(?P<number>\d+)")
 
 # The reason comes first so the model writes its check before it commits to a verdict.
@@ -60,8 +63,10 @@ def judge_prompt_versions(*, folder: Path = PROMPTS_DIR) -> list[str]:
     return [version for _, _, version in sorted(found)]
 
 
-def load_judge_prompt(version: str | None = None, *, folder: Path = PROMPTS_DIR) -> JudgePrompt:
-    """Return the prompt of `version` (default: the highest number), refusing a file the manifest does not pin."""
+def load_judge_prompt(version: str | None = None, *, folder: Path = PROMPTS_DIR,
+                      labels: Path = LABELS_FILE) -> JudgePrompt:
+    """Return the prompt of `version` (default: the highest number), refusing a file the manifest does not pin
+    and one whose worked examples are not train-split labels of `labels`."""
     versions = judge_prompt_versions(folder=folder)
     if not version:
         if not versions:
@@ -85,8 +90,33 @@ def load_judge_prompt(version: str | None = None, *, folder: Path = PROMPTS_DIR)
             f"judge prompt {path.name} was edited after its release (sha256 {digest[:12]}…, {MANIFEST_NAME} pins "
             f"{str(pinned)[:12]}…): a changed prompt is a new version — restore the file, save the change as a "
             f"new <name>-<N+1>.md and add its hash to {MANIFEST_NAME}")
-    # The file ends with a newline; the prompt does not.
-    return JudgePrompt(version=version, text=data.decode("utf-8").removesuffix("\n"), sha256=digest)
+    text = data.decode("utf-8").removesuffix("\n")  # the file ends with a newline; the prompt does not
+    check_prompt_examples(text, source=path.name, labels=labels)
+    return JudgePrompt(version=version, text=text, sha256=digest)
+
+
+def prompt_example_ids(text: str) -> list[str]:
+    """Return the label ids of a prompt's worked examples: each starts on a line "## Example <label id>"."""
+    return _EXAMPLE_RE.findall(text)
+
+
+def check_prompt_examples(text: str, *, source: str, labels: Path = LABELS_FILE) -> None:
+    """Refuse a prompt whose worked examples are not human-labelled answers of the train split.
+
+    A judge's examples teach it; an example from dev or test would let the judge be measured on what it was
+    shown (seed 004: examples come from train, iterate on dev, read test once per version).
+    """
+    examples = prompt_example_ids(text)
+    if not examples:
+        return
+    known = label_ids(labels) if labels.is_file() else set()
+    for label_id in examples:
+        if label_id not in known:
+            raise JudgePromptError(f"{source}: example {label_id!r} is not a human label of {labels.name}")
+        split = split_for(label_key(label_id))
+        if split != "train":
+            raise JudgePromptError(f"{source}: example {label_id!r} is in the {split} split; a judge prompt's "
+                                   f"examples come from the train split only")
 
 
 def build_judge_messages(*, prompt: str, answer: str, evidence: Sequence[EvidenceItem],

@@ -17,6 +17,7 @@ error naming the line, and nothing of the file is used.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,6 +27,7 @@ ORIGINS = ("answer", "variant")
 _KEYS = {"id", "case", "question", "answer", "evidence", "evidence_of", "verified", "label", "note", "origin",
          "variant"}
 MAX_ID = 34  # the item key "label:<id>" fits the 40 characters of HumanLabel.item_key
+TRAIN_BELOW, DEV_BELOW = 20, 60  # hash buckets 0..99: <20 train, <60 dev, the rest test
 
 
 class LabelFileError(ValueError):
@@ -57,6 +59,31 @@ class LabelRow:
 def label_key(label_id: str) -> str:
     """Return the item key of a labels-file answer ('label:<id>')."""
     return f"label:{label_id}"
+
+
+def split_for(item_key: str) -> str:
+    """Return a labelled item's split from the sha256 of its key: bucket 0..99, <20 train, <60 dev, else test.
+
+    Stable forever and the same in every database: iterate on dev, read test once per judge version, and take a
+    judge prompt's examples from train only.
+    """
+    bucket = int.from_bytes(hashlib.sha256(item_key.encode("utf-8")).digest()[:8], "big") % 100
+    if bucket < TRAIN_BELOW:
+        return "train"
+    return "dev" if bucket < DEV_BELOW else "test"
+
+
+def label_ids(path: Path) -> set[str]:
+    """Return the ids of a labels file's lines (unchecked: for telling which labels exist)."""
+    ids = set()
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            row = json.loads(line) if line.strip() else None
+        except json.JSONDecodeError:
+            continue
+        if isinstance(row, dict) and isinstance(row.get("id"), str):
+            ids.add(row["id"])
+    return ids
 
 
 def read_label_file(path: Path, *, case_ids: set[str], shown: str | None = None) -> list[LabelRow]:

@@ -196,8 +196,9 @@ class LexicalBillJudge(LexicalJudge):
               verified: Sequence[str] = ()) -> Judgement:
         """Return pass when every claim of `answer` is supported by the evidence, bill claims read as bills."""
         passages = [(item.id, f"{item.text}\n{getattr(item, 'value', None) or ''}") for item in evidence]
-        known = set().union(*(_numbers(text) for _, text in passages)) if passages else set()
-        known |= {number_key(figure) for figure in verified if _NUMBER_RE.fullmatch(figure.strip())}
+        stated = set().union(*(_numbers(text) for _, text in passages)) if passages else set()
+        derived = {number_key(figure) for figure in verified if _NUMBER_RE.fullmatch(figure.strip())}
+        known = stated | derived
         findings = [Finding.of(kind=item.fact_kind, text=item.text, value=getattr(item, "value", None))
                     for item in evidence if getattr(item, "fact_kind", "")]
         finding_stems = set().union(*(_content_stems(item.text) for item in evidence
@@ -212,8 +213,8 @@ class LexicalBillJudge(LexicalJudge):
             if missing:
                 problems.append(f"numbers not in the evidence: {', '.join(missing)}")
             problems += [f"gives {amount} in {unit}; the evidence never does" for unit, amount in
-                         sorted(currency_pairs(sentence) - pairs) if amount in known]
-            if findings and (_numbers(sentence) & finding_numbers or names_the_bill(sentence)):
+                         sorted(currency_pairs(sentence) - pairs) if amount in stated]
+            if findings and (_numbers(sentence) & (finding_numbers | derived) or names_the_bill(sentence)):
                 problems += bill_problems(sentence, findings)
                 problems += _bill_words(sentence, finding_stems)
             else:

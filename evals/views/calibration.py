@@ -9,8 +9,9 @@ from django.http import HttpResponseRedirect
 from django.shortcuts import redirect, render
 from django.urls import reverse
 
-from evals.judge import get_judge
 from evals.human_labels import calibration_report, judge_labelled, run_corrected_rate
+from evals.judge import get_judge
+from evals.judge_test_reads import judge_test_reads
 from evals.models import EvalRun, HumanLabel, JudgeVerdict
 from evals.views.summaries import CorrectedRate, RunSummary
 from traces.access import require_trace_reviewer
@@ -40,7 +41,10 @@ def calibration(request):
     if judge_version not in versions:
         judge_version = judge.version if judge is not None else (versions[-1] if versions else "")
     split = request.GET.get("split") if request.GET.get("split") in SPLITS else "dev"
-    report = calibration_report(judge_version=judge_version, split=split) if judge_version else None
+    # Showing the test split's TPR/TNR is a read of it, recorded for the version (the first read is final).
+    report = calibration_report(judge_version=judge_version, split=split, purpose="calibration page",
+                                reader=request.user) if judge_version else None
+    reads = judge_test_reads(judge_version) if judge_version else []
     latest = (EvalRun.objects.select_related("golden_set")
               .filter(judge_version=judge_version, status=EvalRun.Status.DONE).first() if judge_version else None)
     # Recomputed with today's test-split labels (the run stored the rate its labels allowed when it finished).
@@ -53,7 +57,7 @@ def calibration(request):
         "judge": judge, "versions": versions, "judge_version": judge_version, "split": split, "splits": SPLITS,
         "report": report, "latest": RunSummary.of(latest) if latest else None, "current": current,
         "label_counts": label_counts,
-        "labelled": sum(label_counts.values()),
+        "labelled": sum(label_counts.values()), "test_reads": reads,
     })
 
 

@@ -14,7 +14,7 @@ from evals.gate_baseline import BaselineFile, BaselineFileError, read_baseline_f
 from evals.gate_rules import Decision, GatesFileError, evaluate, must_pass_failing, parse_gates
 from evals.gates_for_set import set_gates
 from evals.golden import GoldenFileError
-from evals.human_labels import human_labels_import, judge_labelled
+from evals.human_labels import calibration_report, human_labels_import, judge_labelled
 from evals.judge import get_judge
 from evals.label_file import LabelFileError
 from evals.management.commands.eval_run import golden_set_for_run
@@ -195,6 +195,18 @@ class Command(BaseCommand):
         judge = get_judge()
         judged = judge_labelled(judge=judge, limit=10_000)
         self.stdout.write(f"human labels {config.labels}: {imported.summary}; {judged} judged by {judge.version}")
+        figures = []
+        for split in ("dev", "test"):
+            report = calibration_report(judge_version=judge.version, split=split, purpose=f"gate, {config.source}")
+            figures.append(f"{split} " + (f"TPR {report['tpr']:.3f} ({report['true_passes']}/{report['human_passes']}) "
+                                          f"TNR {report['tnr']:.3f} ({report['true_fails']}/{report['human_fails']})"
+                                          if report["tpr"] is not None else report.get("error", "not computable")))
+        read = report.get("test_read")
+        if read:
+            figures.append("the test split's first read for this version (final)" if read["final"] else
+                           f"test read {read['reads']} for this version, not final (first: {read['first_at']}, "
+                           f"{read['first_purpose']}: TPR {read['first_tpr']}, TNR {read['first_tnr']})")
+        self.stdout.write(f"judge {judge.version} against the labels: {' · '.join(figures)}")
 
     def _compare(self, baseline: str, *, head, named_base, config) -> Comparison:
         """Compare the run with its baseline: a run ('last' or an id) or a run file (refused when it holds a
