@@ -257,7 +257,7 @@ def _metric_pairs(base: EvalRun, head: EvalRun) -> list[tuple[str, object, objec
 
 def run_baseline(*, head: EvalRun) -> EvalRun | None:
     """Return the latest finished run of the same set before `head`, preferring one of the same kind."""
-    earlier = EvalRun.objects.filter(golden_set_id=head.golden_set_id, status=EvalRun.Status.DONE,
+    earlier = EvalRun.objects.filter(golden_set_id=head.golden_set_id, status=EvalRun.Status.DONE, labels_file="",
                                      pk__lt=head.pk).order_by("-pk")
     return earlier.filter(retrieval_only=head.retrieval_only).first() or earlier.first()
 

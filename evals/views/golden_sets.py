@@ -42,7 +42,7 @@ def _golden_sets_context(*, show_archived: bool) -> dict:
     archived_count = GoldenSet.objects.filter(archived_at__isnull=False).count()
     sets = list(sets if show_archived else sets.filter(archived_at__isnull=True))
     last_runs = {run.golden_set_id: RunSummary.of(run) for run in
-                 EvalRun.objects.filter(status=EvalRun.Status.DONE)
+                 EvalRun.objects.filter(status=EvalRun.Status.DONE, labels_file="")
                  .order_by("golden_set_id", "-started_at", "-pk").distinct("golden_set_id")}
     for golden_set in sets:
         golden_set.last_run = last_runs.get(golden_set.pk)

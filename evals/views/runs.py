@@ -48,7 +48,7 @@ def runs(request):
         chosen = listed[0].run.golden_set
     plotted = []
     if chosen is not None:
-        recent = EvalRun.objects.filter(golden_set=chosen, status=EvalRun.Status.DONE)[:PLOTTED_RUNS]
+        recent = EvalRun.objects.filter(golden_set=chosen, status=EvalRun.Status.DONE, labels_file="")[:PLOTTED_RUNS]
         plotted = [RunSummary.of(run) for run in reversed(recent)]
     of_chosen = [s.run for s in listed if chosen is not None and s.run.golden_set_id == chosen.pk]
     return render(request, "traces/runs.html", {
