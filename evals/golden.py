@@ -132,3 +132,18 @@ def read_offtopic(path: Path) -> list[GoldenCase]:
         cases.append(metrics_case({"id": str(row["id"]), "query": str(row["text"]), "split": row.get("split"),
                                    "language": row.get("language"), "out_of_scope": True}))
     return cases
+
+
+_COMPARED = {"query": "", "hits": [], "hard_negatives": [], "must_pass": False, "facts": [], "context": [],
+             "customer_id": "", "clarification_expected": False, "out_of_scope": False, "as_of": ""}
+
+
+def stale_cases(stored: list[dict], rows: list[dict]) -> list[str]:
+    """Return the ids of cases that differ between a set's stored rows (its export) and a golden file's rows:
+    changed, added or removed — what a run of the stored set would not test."""
+    def shape(row: dict) -> tuple:
+        return tuple((key, row.get(key) or default) for key, default in _COMPARED.items())
+
+    old = {row["id"]: shape(row) for row in stored}
+    new = {row["id"]: shape(row) for row in rows}
+    return sorted(case for case in old.keys() | new.keys() if old.get(case) != new.get(case))

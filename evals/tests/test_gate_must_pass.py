@@ -202,3 +202,20 @@ def test_a_dated_case_answers_on_its_date_and_the_decision_is_the_same_on_anothe
         assert any("hoy es 2026-10-20" in row.get("text", "") for row in overdue), out
         assert items["g069"].outcome == "answered" and "Bs. 1.705,20" in items["g069"].answer
     assert decisions[0] == decisions[1]
+
+
+def test_the_gate_says_when_the_set_in_the_database_is_not_the_golden_file_it_names(sample_kb, settings, tmp_path):
+    from evals.models import GoldenCase
+    from evals.services import golden_case_update, golden_set_bump
+
+    gates = retrieval_gates(settings, tmp_path)
+    code, out = run_gate("--gates", gates)
+    assert code == 0 and "differs from" not in out
+    case = GoldenCase.objects.get(golden_set__name="sample", case_id="g060")
+    golden_case_update(case=case, user=None, query=case.query, facts=case.facts, hits=[], hard_negatives=[],
+                       must_pass=False, clarification_expected=False, synthetic=False)  # its as_of stays
+    GoldenCase.objects.filter(pk=case.pk).update(as_of=None)  # as a set imported before cases had dates
+    golden_set_bump(golden_set=case.golden_set)
+    code, out = run_gate("--gates", gates)
+    assert ("golden set sample differs from evals/fixtures/golden.jsonl in 1 case(s) (g060): it runs as the "
+            "database holds it") in out

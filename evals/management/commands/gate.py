@@ -13,7 +13,7 @@ from core import clock
 from evals.gate_baseline import BaselineFile, BaselineFileError, read_baseline_file
 from evals.gate_rules import Decision, GatesFileError, evaluate, must_pass_failing, parse_gates
 from evals.gates_for_set import set_gates
-from evals.golden import GoldenFileError
+from evals.golden import GoldenFileError, read_golden_rows, stale_cases
 from evals.human_labels import calibration_report, human_labels_import, judge_labelled
 from evals.judge import get_judge
 from evals.label_file import LabelFileError
@@ -30,7 +30,7 @@ from evals.runner import (
     run_json,
     run_summary,
 )
-from evals.services import GoldenSetError, gate_decision_record, golden_import
+from evals.services import GoldenSetError, gate_decision_record, golden_export, golden_import
 from kb.embeddings import embedder_fingerprint, get_embedder
 
 
@@ -174,6 +174,8 @@ class Command(BaseCommand):
                 raise CommandError(f"{config.source}: {exc}") from exc
             self.stdout.write(f"imported {config.golden} as golden set {config.golden_set} "
                               f"v{version.number} ({len(version.snapshot)} cases)")
+        elif config.golden:
+            self._warn_if_stale(config)
         golden_set = golden_set_for_run(config.golden_set)
         retrieval_only = config.retrieval_only
         if retrieval_only is None:
@@ -184,6 +186,19 @@ class Command(BaseCommand):
             return eval_run(golden_set=golden_set, retrieval_only=retrieval_only, k=config.k)
         except (EvalRunError, GoldenSetError) as exc:
             raise CommandError(str(exc)) from exc
+
+    def _warn_if_stale(self, config) -> None:
+        """Say so when the set in the database is not the golden file the gates name (it is run as it is)."""
+        try:
+            rows = read_golden_rows(_repo_path(config.golden))
+        except GoldenFileError:
+            return
+        differing = stale_cases(golden_export(name=config.golden_set), rows)
+        if differing:
+            shown = ", ".join(differing[:8]) + (" …" if len(differing) > 8 else "")
+            self.stdout.write(f"golden set {config.golden_set} differs from {config.golden} in {len(differing)} "
+                              f"case(s) ({shown}): it runs as the database holds it; `manage.py golden_import "
+                              f"{config.golden_set} {config.golden}` brings it in line")
 
     def _calibrate(self, config, *, golden_set: GoldenSet) -> None:
         """Import the human labels the gates file names (once) and judge them with the run's judge."""
