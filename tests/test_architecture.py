@@ -318,12 +318,8 @@ def write_violations() -> list[str]:
 
 # Writes into another room's models that are known and on their way out; nothing else may write another room's rows.
 KNOWN_WRITES = [
-    # The demo seeds the evals' golden set and calibration sample directly; the evals services it needs (a case
-    # from a trace with given hits, a calibration sample run and its items) belong in evals/, and these lines go
-    # when the demo calls them.
-    "demo/management/commands/demo_calibration.py:85 create() on evals.EvalRun",
-    "demo/management/commands/demo_calibration.py:90 delete() of a evals.EvalRun row",
-    "demo/management/commands/demo_calibration.py:115 create() on evals.EvalRunItem",
+    # The demo seeds the evals' golden set directly; the evals service it needs (a case from a trace with given
+    # hits) belongs in evals/, and these lines go when the demo calls it.
     "demo/management/commands/demo_conversations.py:188 get_or_create() on evals.GoldenSet",
     "demo/management/commands/demo_conversations.py:193 bulk_create() on evals.GoldenCase",
     "demo/management/commands/demo_conversations.py:199 create() on evals.GoldenCase",

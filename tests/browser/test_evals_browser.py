@@ -104,7 +104,7 @@ def _cases_and_labels_from_trace_pages(page, live_server, traces, golden_set, gi
     return the first two traces' cases."""
     from playwright.sync_api import expect
 
-    from evals.labels import split_for
+    from evals.human_labels import split_for
     from evals.models import GoldenCase
 
     # From each trace page: a golden case in the set (one click), then a human label on the trace's answer.
@@ -144,7 +144,7 @@ def _run_from_the_set_page(page, live_server, golden_set, traces):
     """Run the set from its page on the whole answer path; return the run."""
     from playwright.sync_api import expect
 
-    from evals.judge import LEXICAL_JUDGE_VERSION
+    from evals.offline_judge import LEXICAL_JUDGE_VERSION
     from evals.models import EvalRun
 
     # The set page: run it on the whole answer path (not retrieval only); eager Celery runs it at once.
@@ -171,7 +171,7 @@ def _label_the_run_items(page, first_run, golden_set, first_case, traces, analys
     """Read the run page and label each of its items; return the run's items by case and the human labels by key."""
     from playwright.sync_api import expect
 
-    from evals.labels import split_for
+    from evals.human_labels import split_for
     from evals.models import HumanLabel, JudgeVerdict
 
     # The run page lists every case; the wrong fact makes the first one fail.
@@ -212,7 +212,7 @@ def _read_the_calibration(page, live_server, labels, traces, first_run):
     from playwright.sync_api import expect
 
     from evals.calibration import no_better_than_chance
-    from evals.judge import LEXICAL_JUDGE_VERSION
+    from evals.offline_judge import LEXICAL_JUDGE_VERSION
     from evals.models import JudgeVerdict
 
     # Calibration: the run items were judged during the run; the labelled traces are judged now.

@@ -4,7 +4,7 @@ from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import get_object_or_404, render
 
-from evals import diagnose
+from evals import kb_usage
 from evals.models import GoldenCase
 from kb.access import access_document, kb_editor_required
 from kb.models import Chunk, Document, EmbeddingSpace
@@ -30,7 +30,7 @@ def open_note(request, note_id):
 
 
 def _open_in_kb(request, *, trace, note):
-    view = diagnose.open_in_kb(trace=trace)
+    view = kb_usage.open_in_kb(trace=trace)
     return render(request, "kb/open_in_kb.html", {
         "view": view, "trace": trace, "note": note, "may_review": may_review_traces(request.user),
         "space": EmbeddingSpace.objects.first(), "bot_k": settings.BOT_RETRIEVAL_K,
@@ -51,11 +51,11 @@ def document_usage(request):
     if not include_deleted:
         documents = documents.filter(deleted_at__isnull=True)
     documents = list(documents.only("slug"))
-    usage, counted_at = diagnose.document_usage_cached(recount=request.GET.get("recount") == "1")
+    usage, counted_at = kb_usage.document_usage_cached(recount=request.GET.get("recount") == "1")
     for document in documents:
-        document.usage = usage.get(document.slug) or diagnose.DocumentUsage()
+        document.usage = usage.get(document.slug) or kb_usage.DocumentUsage()
     return render(request, "evals/_document_usage.html", {
-        "documents": documents, "include_deleted": include_deleted, "recent_days": diagnose.RECENT_DAYS,
+        "documents": documents, "include_deleted": include_deleted, "recent_days": kb_usage.RECENT_DAYS,
         "counted_at": counted_at})
 
 
@@ -66,10 +66,10 @@ def chunk_usage(request, chunk_id):
     chunk = get_object_or_404(Chunk.objects.select_related("document", "section"), pk=chunk_id)
     slug = chunk.document.slug
     return render(request, "evals/_chunk_usage.html", {
-        "chunk": chunk, "recent_days": diagnose.RECENT_DAYS,
-        "usage": diagnose.chunk_usage(chunk=chunk, since=diagnose.recent_since()),
-        "notes": diagnose.failure_notes_for_document(slug=slug),
-        "golden_cases": diagnose.golden_cases_for_document(slug=slug)})
+        "chunk": chunk, "recent_days": kb_usage.RECENT_DAYS,
+        "usage": kb_usage.chunk_usage(chunk=chunk, since=kb_usage.recent_since()),
+        "notes": kb_usage.failure_notes_for_document(slug=slug),
+        "golden_cases": kb_usage.golden_cases_for_document(slug=slug)})
 
 
 @login_required

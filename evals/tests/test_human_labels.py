@@ -8,8 +8,10 @@ import pytest
 
 from core import clock
 from desk.models import Contact, Conversation
-from evals.judge import FaithfulnessJudge, Judgement, LexicalJudge
-from evals.labels import (
+from evals.judge import FaithfulnessJudge
+from evals.judgement import Judgement
+from evals.offline_judge import LexicalJudge
+from evals.human_labels import (
     LabelError,
     calibration_report,
     human_label_save,

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from django.conf import settings
 
-from evals.gates import GatesConfig, default_set_gates, evaluate, parse_gates, with_set_gates
+from evals.gate_rules import GatesConfig, default_set_gates, evaluate, parse_gates, with_set_gates
 from evals.models import EvalRun, GateDecision, GoldenSet
 from evals.runner import run_baseline, run_compare, run_gate_report
 from evals.services import gate_decision_record

@@ -2,7 +2,7 @@
 
 import pytest
 
-from evals.gates import (
+from evals.gate_rules import (
     ThresholdRow,
     default_set_gates,
     evaluate,
@@ -71,7 +71,9 @@ def test_a_sets_own_gates_replace_the_files_thresholds_but_not_what_to_run():
     assert (config.golden_set, config.golden, config.must_pass, config.no_new_failures) == ("sample", "g.jsonl",
                                                                                           (), False)
     report = evaluate(config, {"recall@5": 0.1, "mrr": 0.5, "must_pass_failures": ["g018"]})
-    assert [(r.gate.metric, r.decision.value) for r in report.results] == [("mrr", "block")]
+    # The set's own gates replace the thresholds; they cannot let a failing must-pass case through.
+    assert [(r.gate.metric, r.decision.value) for r in report.results] == [("mrr", "block"),
+                                                                           ("must_pass (set)", "block")]
 
 
 def test_metric_labels_are_for_people():

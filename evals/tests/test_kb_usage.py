@@ -9,7 +9,7 @@ from django.urls import reverse
 
 from core import clock
 from desk.models import Contact, Conversation
-from evals.diagnose import score_chunks
+from evals.kb_usage import score_chunks
 from evals.models import GoldenCase, GoldenSet
 from kb.editing import document_delete
 from kb.embeddings import get_embedder

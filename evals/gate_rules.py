@@ -21,12 +21,19 @@ Beyond thresholds, a gates file may name a golden SET to run (`golden_set`, impo
 when it does not exist yet), whether the run is `retrieval_only`, case ids that `must_pass` (each
 one that fails — or is missing from the run — blocks), and `no_new_failures`: a case that passed
 in the baseline run and fails now blocks. Without a baseline that check is reported as skipped.
+
+Two rules hold whatever the gates file says, because they are what a customer would notice:
+a must-pass case of the set (the report's `must_pass_failures`) that fails blocks — also when it
+failed in the baseline too — and a baseline that holds a failing must-pass case is refused (it
+would make that failure look normal): the gate then blocks and says why.
 """
 
 from __future__ import annotations
 
+import difflib
 import json
 import math
+import re
 import tomllib
 from dataclasses import dataclass, field
 from enum import Enum
@@ -35,8 +42,14 @@ import yaml
 
 _THRESHOLDS = ("block_below", "iterate_below", "block_above", "iterate_above")
 _GATE_KEYS = set(_THRESHOLDS) | {"judge_on", "optional"}
-_FILE_KEYS = {"golden", "k", "metrics", "golden_set", "retrieval_only", "must_pass", "no_new_failures"}
+_FILE_KEYS = {"golden", "k", "metrics", "golden_set", "retrieval_only", "must_pass", "no_new_failures", "labels"}
+# What an eval run or an eval_retrieval report holds, besides recall@k: a gates file may gate these.
+ANSWER_METRICS = frozenset({"corrected_pass_rate", "answered", "clarified", "grounded"})
+REPORT_METRICS = ("mrr", "must_pass_failures", "hard_negative_wins", "failing", "corrected_pass_rate", "answered",
+                  "clarified", "grounded", "cases")
 LISTED_MUST_PASS = "must_pass (listed)"
+FLAGGED_MUST_PASS = "must_pass (set)"
+REFUSED_BASELINE = "baseline"
 NEWLY_FAILING = "newly_failing"
 
 
@@ -93,6 +106,7 @@ class GatesConfig:
     retrieval_only: bool | None = None  # None: decided by whether a model is configured
     must_pass: tuple[str, ...] = ()
     no_new_failures: bool = False
+    labels: str | None = None  # a human-labels file imported and judged before the run (calibration)
 
 
 @dataclass(frozen=True)
@@ -127,7 +141,21 @@ def parse_gates(text: str, *, source: str) -> GatesConfig:
     except (json.JSONDecodeError, yaml.YAMLError, tomllib.TOMLDecodeError) as exc:
         kind = {"yaml": "YAML", "yml": "YAML", "toml": "TOML"}.get(suffix, "JSON")
         raise GatesFileError(f"{source}: not valid {kind} ({_first_line(exc)})") from exc
-    return gates_from_mapping(raw, source=source)
+    config = gates_from_mapping(raw, source=source)
+    known = (f"recall@{config.k}", *REPORT_METRICS)
+    for gate in config.gates:
+        if gate.metric not in known:
+            near = difflib.get_close_matches(gate.metric, known, n=1)
+            hint = f" — did you mean {near[0]!r}?" if near else ""
+            raise GatesFileError(f"{source}:{_line_of(text, gate.metric)}: metric {gate.metric!r} is not in any "
+                                 f"report{hint} (a run reports {', '.join(known)}; recall@k follows 'k')")
+    return config
+
+
+def _line_of(text: str, name: str) -> int:
+    """Return the number of the first line that names `name` as a key (1 when no line does)."""
+    pattern = re.compile(rf"(^|[^\w@-]){re.escape(name)}($|[^\w@-])")
+    return next((number for number, line in enumerate(text.splitlines(), start=1) if pattern.search(line)), 1)
 
 
 def gates_from_mapping(raw, *, source: str) -> GatesConfig:
@@ -159,10 +187,13 @@ def gates_from_mapping(raw, *, source: str) -> GatesConfig:
     must_pass = raw.get("must_pass", [])
     if not isinstance(must_pass, list) or not all(isinstance(c, str) and c for c in must_pass):
         fail("'must_pass' must be a list of case ids")
+    labels = raw.get("labels")
+    if labels is not None and (not isinstance(labels, str) or not labels.strip()):
+        fail("'labels' must be the path of a human-labels file")
     return GatesConfig(source=source, gates=[_gate(name, spec, fail) for name, spec in metrics.items()],
                        golden=golden, k=k, golden_set=golden_set, retrieval_only=raw.get("retrieval_only"),
                        must_pass=tuple(dict.fromkeys(must_pass)),
-                       no_new_failures=raw.get("no_new_failures", False))
+                       no_new_failures=raw.get("no_new_failures", False), labels=labels)
 
 
 def _gate(name, spec, fail) -> Gate:
@@ -201,20 +232,53 @@ def _gate(name, spec, fail) -> Gate:
 
 
 def evaluate(config: GatesConfig, report: dict, *, newly_failing: list[str] | None = None,
-             other_vectors: bool = False) -> GateReport:
+             other_vectors: bool = False, baseline_must_pass: list[str] | None = None) -> GateReport:
     """Compare each gate with the report and return the per-metric and overall decisions.
 
     `newly_failing`: the case ids that passed in the baseline run and fail now (None: no baseline).
     `other_vectors`: the baseline's vectors were made by another build of the embedder (its fingerprint
     differs), so a case near a tie may flip without any change to the product: newly failing cases then
     iterate (reported, with why) instead of blocking. The thresholds and the must-pass cases still block.
+    `baseline_must_pass`: the must-pass cases that fail in the baseline file; any refuses the baseline.
     """
     results = [_evaluate_gate(gate, report) for gate in config.gates]
+    failing = report.get("must_pass_failures")
+    gated = any(gate.metric == "must_pass_failures" and gate.block_above == 0 and not gate.optional
+                for gate in config.gates)
+    if isinstance(failing, list) and failing and not gated:
+        results.append(_flagged_must_pass(failing))
     if config.must_pass:
         results.append(_listed_must_pass(config.must_pass, report))
+    if baseline_must_pass:
+        results.append(refused_baseline(baseline_must_pass))
     if newly_failing is not None or config.no_new_failures:
         results.append(_newly_failing(newly_failing, other_vectors=other_vectors))
     return GateReport(results)
+
+
+def _flagged_must_pass(failing: list) -> GateResult:
+    """Block on the failing must-pass cases of the set, whether or not they failed in the baseline too."""
+    gate = Gate(metric=FLAGGED_MUST_PASS, block_above=0)
+    case_ids = sorted(map(str, failing))
+    return GateResult(gate, Decision.BLOCK, float(len(case_ids)), "count",
+                      f"{', '.join(case_ids)} (a failing must-pass case always blocks, whatever the gates file or "
+                      f"the baseline says)")
+
+
+def refused_baseline(case_ids: list[str]) -> GateResult:
+    """Block on a baseline that holds failing must-pass cases, naming them and what to do."""
+    gate = Gate(metric=REFUSED_BASELINE, block_above=0)
+    return GateResult(gate, Decision.BLOCK, float(len(case_ids)), "count",
+                      f"refused: it holds failing must-pass case(s) {', '.join(case_ids)}, and a baseline may "
+                      f"not (a must-pass failure is never the normal state); make them pass, then refresh it "
+                      f"with make gate-baseline")
+
+
+def must_pass_failing(*, cases: list[dict], listed: tuple[str, ...] = ()) -> list[str]:
+    """Return the must-pass cases (flagged on the case or listed in the gates file) that fail among per-case
+    rows ({"id", "failures", "must_pass"}), as a baseline file or a run holds them."""
+    return sorted({str(row.get("id")) for row in cases
+                   if row.get("failures") and (row.get("must_pass") or str(row.get("id")) in listed)})
 
 
 def _listed_must_pass(case_ids: tuple[str, ...], report: dict) -> GateResult:
@@ -252,6 +316,9 @@ def _newly_failing(case_ids: list[str] | None, *, other_vectors: bool = False) -
 
 
 def _evaluate_gate(gate: Gate, report: dict) -> GateResult:
+    if report.get("retrieval_only") is True and gate.metric in ANSWER_METRICS:
+        return GateResult(gate, Decision.SKIPPED, None, "missing",
+                          "a retrieval-only run gives no answers to judge or count")
     if report.get(gate.metric) is None:
         decision = Decision.SKIPPED if gate.optional else Decision.BLOCK
         return GateResult(gate, decision, None, "missing", "not in the report")
@@ -434,4 +501,4 @@ def with_set_gates(config: GatesConfig, set_gates: dict, *, source: str) -> Gate
     own = gates_from_mapping({key: set_gates[key] for key in SET_GATE_KEYS if key in set_gates}, source=source)
     return GatesConfig(source=source, gates=own.gates, golden=config.golden, k=config.k,
                        golden_set=config.golden_set, retrieval_only=config.retrieval_only,
-                       must_pass=own.must_pass, no_new_failures=own.no_new_failures)
+                       must_pass=own.must_pass, no_new_failures=own.no_new_failures, labels=config.labels)
