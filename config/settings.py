@@ -137,8 +137,10 @@ TEMPLATES = [
 
 # Database: DATABASE_URL when set; otherwise the embedded PostgreSQL 18 + pgvector in var/pgdata,
 # started by the config.pgembedded backend on the first connection.
+# A kept connection is checked before a request (or task) reuses it, so one that a database restart broke is
+# replaced instead of failing the first request of every process after the restart.
 if env("DATABASE_URL"):
-    DATABASES = {"default": dj_database_url.parse(env("DATABASE_URL"), conn_max_age=60)}
+    DATABASES = {"default": dj_database_url.parse(env("DATABASE_URL"), conn_max_age=60, conn_health_checks=True)}
 else:
     DATABASES = {
         "default": {
@@ -147,6 +149,7 @@ else:
             "USER": "postgres",
             "HOST": "",  # filled in with the server's socket directory at connect time
             "CONN_MAX_AGE": 60,
+            "CONN_HEALTH_CHECKS": True,
         }
     }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
