@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import csv
 import datetime as dt
 from dataclasses import dataclass, field
 from urllib.parse import urlencode
@@ -19,7 +18,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
-from core import clock, params
+from core import clock, csv_safe, params
 from traces import dashboard, labels, services
 from traces.access import dashboard_scope, require_trace_reviewer
 from traces.dial_charts import DayValue, rate_chart, stacked_chart
@@ -330,7 +329,7 @@ def dashboard_csv(request):
     response = HttpResponse(content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = (f'attachment; filename="dashboard-{parsed.query.first_day}-'
                                        f'{parsed.query.last_day}.csv"')
-    writer = csv.writer(response)
+    writer = csv_safe.writer(response)
     writer.writerow(["section", "day_or_key", "measure", "value"])
     writer.writerows(context["csv_rows"])
     return response

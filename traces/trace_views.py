@@ -1,6 +1,5 @@
 """Trace browser, export, review sessions (open coding) and the taxonomy page (axial coding)."""
 
-import csv
 import datetime as dt
 import json
 
@@ -15,7 +14,7 @@ from django.utils.html import escape
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_POST
 
-from core import clock, params
+from core import clock, csv_safe, params
 from desk.disagreement import RULE_LABELS
 from desk.models import ComplaintSignal, Conversation, Message
 from kb.access import may_edit_kb
@@ -163,7 +162,7 @@ def trace_export(request, fmt):
         body = (json.dumps(record, ensure_ascii=False) + "\n" for record in _export_rows(filters))
         response = StreamingHttpResponse(body, content_type="application/x-ndjson")
     else:
-        writer = csv.writer(_Echo())
+        writer = csv_safe.writer(_Echo())
         body = (writer.writerow(row) for row in _rows_with_header(_export_rows(filters), writer))
         response = StreamingHttpResponse(body, content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="traces-{stamp}.{fmt}"'
