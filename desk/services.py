@@ -365,11 +365,16 @@ def contact_customer_unlink(*, conversation_id: int, agent) -> Contact:
 
 @transaction.atomic
 def message_mark_wrong(*, message_id: int, agent, reason: str) -> Message:
-    """Record an agent's verdict that a bot answer is wrong; analysts find it through its trace."""
+    """Record an agent's verdict that a bot answer is wrong; analysts find it through its trace.
+
+    While another agent holds the conversation, only they or a supervisor may (desk.rules).
+    """
     require_desk_worker(agent)
     reason = (reason or "").strip()
     if not reason:
         raise DeskActionError("Say in a few words what is wrong.")
+    conversation_id = Message.objects.filter(pk=message_id).values_list("conversation_id", flat=True).get()
+    _allow(rules.Action.MARK_WRONG, agent, _locked(conversation_id))
     message = Message.objects.select_for_update().get(pk=message_id)
     if message.author != Message.Author.BOT:
         raise DeskActionError("Only bot answers can be marked as verified wrong.")
