@@ -171,6 +171,11 @@ AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True  # "N failures" means N in a row, not N since the account was made
 AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False  # the lock ends LOGIN_COOLOFF_MINUTES after it began
 AXES_LOCKOUT_CALLABLE = "config.login_throttle.login_locked_out"
+# Password spraying: failures from one address across usernames, within LOGIN_COOLOFF_MINUTES, lock the address
+# at this many (0: no per-address limit). Counted from axes' failure log.
+LOGIN_ADDRESS_FAILURE_LIMIT = env_int("LOGIN_ADDRESS_FAILURE_LIMIT", 20)
+AXES_ENABLE_ACCESS_FAILURE_LOG = True
+AXES_HANDLER = "config.login_throttle.AddressLimitHandler"
 # Behind reverse proxies the socket's peer is the proxy: count them so the client's own address is throttled.
 LOGIN_PROXY_COUNT = env_int("LOGIN_PROXY_COUNT", 0)
 AXES_CLIENT_IP_CALLABLE = "config.login_throttle.client_address"
