@@ -291,6 +291,18 @@ BILLING_BREAKER_COOLDOWN_S = env_float("BILLING_BREAKER_COOLDOWN_S", 30.0)
 BILLING_SIM_FAULT = env("BILLING_SIM_FAULT")  # e.g. "503", "timeout", "reset", "malformed", "latency:200"
 # POST /sim/billing/_sim/fault breaks billing for the whole process: a demo and test tool, off in production.
 BILLING_SIM_FAULTS_ENABLED = env_bool("BILLING_SIM_FAULTS_ENABLED", DEBUG)
+# The simulator over HTTP at /sim/billing/ (the bot's in-process simulator needs no mount): the demo's and the
+# tests'; in production only when asked for.
+BILLING_SIM_MOUNTED = env_bool("BILLING_SIM_MOUNTED", DEBUG)
+BILLING_DEFAULT_TOKEN = "sim-token"
+if not DEBUG and BILLING_API_TOKEN == BILLING_DEFAULT_TOKEN and (BILLING_SIM_MOUNTED or BILLING_API_BASE_URL):
+    raise RuntimeError(
+        f"BILLING_API_TOKEN is the public default {BILLING_DEFAULT_TOKEN!r} with DJANGO_DEBUG off"
+        + (" and the billing simulator mounted at /sim/billing/ (BILLING_SIM_MOUNTED=1): anyone who knows the "
+           "default could read its customers" if BILLING_SIM_MOUNTED else
+           f" and a billing API at {BILLING_API_BASE_URL}: it would refuse every call")
+        + ". Set BILLING_API_TOKEN to your billing API's token (or a secret of your own for the simulator)"
+        + (", or leave BILLING_SIM_MOUNTED unset." if BILLING_SIM_MOUNTED else "."))
 
 # The bot turn
 BOT_MAX_REWRITES = env_int("BOT_MAX_REWRITES", 2)
@@ -326,3 +338,7 @@ DESK_WAIT_AMBER_MINUTES = env_int("DESK_WAIT_AMBER_MINUTES", 5)
 DESK_WAIT_RED_MINUTES = env_int("DESK_WAIT_RED_MINUTES", 15)
 # A customer writing to a resolved conversation reopens it to the bot, or to the humans when this is on.
 DESK_REOPEN_TO_HUMAN = env_bool("DESK_REOPEN_TO_HUMAN", False)
+# The web chat at /chat/: on in the demo and the tests (debug), where anyone may talk to the bot; in production
+# off unless turned on, and then only for signed-in staff ("try the bot"), never anonymous visitors.
+WEBCHAT_ENABLED = env_bool("WEBCHAT_ENABLED", DEBUG)
+WEBCHAT_ANONYMOUS = DEBUG  # not a variable of its own: anonymous visitors only ever with debug on
