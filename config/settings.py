@@ -244,8 +244,12 @@ DASHBOARD_ROLLUP_MINUTE = env_int("DASHBOARD_ROLLUP_MINUTE", 5)
 # The dashboard's hourly rollups: a few minutes past each hour, the hour just completed (and any the beat missed,
 # up to two days) is rolled, and the hours of turns marked wrong, complained about or first answered by a
 # person since are rolled again (traces/rollups.py).
+# A reply still waiting to be sent this long after it was written (its delivery lost with the broker's queue,
+# or never queued) is queued again by the same beat interval (desk/delivery.py).
+DESK_REDELIVER_AFTER_S = env_int("DESK_REDELIVER_AFTER_S", 30)
 CELERY_BEAT_SCHEDULE = {
     "requeue-unanswered": {"task": "bot.requeue_unanswered", "schedule": BOT_REQUEUE_EVERY_S},
+    "requeue-undelivered": {"task": "desk.requeue_undelivered", "schedule": BOT_REQUEUE_EVERY_S},
     "roll-hours": {"task": "traces.roll_hours", "schedule": crontab(minute=DASHBOARD_ROLLUP_MINUTE)},
 }
 
