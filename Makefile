@@ -84,9 +84,11 @@ gate-baseline: install migrate
 serve: install
 	$(BIN)/python manage.py collectstatic --noinput
 	$(BIN)/python manage.py migrate --noinput
+	$(BIN)/python manage.py warm
 	$(BIN)/gunicorn config.wsgi --bind $(HOST):$(PORT) --workers $${WEB_CONCURRENCY:-2}
 
 worker: install
+	$(BIN)/python manage.py warm
 	$(BIN)/celery -A config worker --loglevel=info
 
 # Exactly one beat per deployment: it queues the sweep of unanswered inbound messages every BOT_REQUEUE_EVERY_S.

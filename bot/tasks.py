@@ -13,6 +13,7 @@ from django.db import DatabaseError
 from bot.requeue import unanswered_requeue
 from bot.turn import run_turn
 from core import db_faults
+from core.tasks import queue_backlog
 
 DATABASE_RETRIES = 6
 
@@ -36,6 +37,6 @@ def handle_inbound(self, message_id: int) -> None:
 @shared_task(name="bot.requeue_unanswered", ignore_result=True)
 def requeue_unanswered() -> int:
     """Queue the turns of inbound messages that no turn answered (run every minute by Celery beat)."""
-    return len(unanswered_requeue(queue=handle_inbound.delay,
+    return len(unanswered_requeue(queue=handle_inbound.delay, backlog=queue_backlog(),
                                   min_age=dt.timedelta(seconds=settings.BOT_REQUEUE_AFTER_S),
                                   max_age=dt.timedelta(hours=settings.BOT_REQUEUE_MAX_AGE_H)))

@@ -229,6 +229,9 @@ CELERY_TASK_ACKS_LATE = True
 # A worker killed mid-task gives the task back to the broker at once (not after the visibility timeout).
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# Each worker process loads the bot's models as it starts (bot/warmup.py), a few seconds on a busy machine: more
+# than Celery's default 4 s wait for a new process, which would kill and restart it for ever.
+CELERY_WORKER_PROC_ALIVE_TIMEOUT = 60.0
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 

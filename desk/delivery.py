@@ -17,6 +17,7 @@ from collections.abc import Callable
 from kombu.exceptions import OperationalError as BrokerError
 
 from core import clock
+from core.tasks import sweep_may_queue
 from desk.models import Message
 
 logger = logging.getLogger(__name__)
@@ -34,8 +35,14 @@ def undelivered_messages(*, now: dt.datetime, min_age: dt.timedelta, limit: int 
 
 
 def undelivered_requeue(*, queue: Callable[[int], object], min_age: dt.timedelta,
-                        now: dt.datetime | None = None, limit: int = 500) -> list[int]:
-    """Queue (through `queue`, the delivery task's delay) every reply still waiting; return the ids queued."""
+                        now: dt.datetime | None = None, limit: int = 500, backlog: int | None = None) -> list[int]:
+    """Queue (through `queue`, the delivery task's delay) every reply still waiting; return the ids queued.
+
+    With `backlog` (the tasks waiting in the broker) over core.tasks.SWEEP_BACKLOG_MAX, nothing: the replies'
+    deliveries are most likely waiting in that queue.
+    """
+    if not sweep_may_queue(backlog):
+        return []
     queued = []
     for message_id in undelivered_messages(now=now or clock.now(), min_age=min_age, limit=limit):
         try:

@@ -130,3 +130,13 @@ def test_a_problem_of_the_data_is_not_tried_again(conversation, monkeypatch):
     with pytest.raises(DataError):
         handle_inbound.delay(stored(conversation, "hola", age=dt.timedelta(0)).pk)
     assert len(calls) == 1
+
+
+def test_with_a_backlog_in_the_broker_the_sweep_leaves_unclaimed_messages_to_it(conversation):
+    waiting = stored(conversation, "¿horarios de soporte?", age=dt.timedelta(minutes=3))
+    crashed = stored(conversation, "¿y la reconexión?", age=dt.timedelta(minutes=3),
+                     claimed_age=dt.timedelta(minutes=2), lease_left=-dt.timedelta(minutes=1))
+    queued = []
+    assert unanswered_requeue(queue=queued.append, backlog=500) == [crashed.pk]  # waiting is in that queue
+    assert unanswered_requeue(queue=queued.append, backlog=3) == [waiting.pk, crashed.pk]
+    assert unanswered_requeue(queue=queued.append, backlog=None) == [waiting.pk, crashed.pk]  # cannot tell

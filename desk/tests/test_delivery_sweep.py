@@ -103,3 +103,15 @@ def test_two_deliveries_of_one_reply_at_once_send_it_once(graph):
     reply.refresh_from_db()
     assert len(graph.requests) == 1 and reply.status == Message.Status.SENT
     assert len(results) == 2  # both ran: one sent it, the other found it taken (or already sent)
+
+
+@pytest.mark.django_db
+def test_with_a_backlog_in_the_broker_the_delivery_sweep_waits(graph):
+    conversation = whatsapp_conversation()
+    reply = Message.objects.create(conversation=conversation, direction=Message.Direction.OUTBOUND,
+                                   author=Message.Author.BOT, text="hola", status=Message.Status.QUEUED)
+    later = clock.now() + dt.timedelta(minutes=2)
+    queued = []
+    assert undelivered_requeue(queue=queued.append, now=later, min_age=dt.timedelta(seconds=30), backlog=500) == []
+    assert undelivered_requeue(queue=queued.append, now=later, min_age=dt.timedelta(seconds=30), backlog=0) == [
+        reply.pk]
