@@ -268,6 +268,9 @@ EMBEDDINGS_BASE_URL = env("EMBEDDINGS_BASE_URL")
 EMBEDDINGS_MODEL = env("EMBEDDINGS_MODEL", "text-embedding-3-small")
 EMBEDDINGS_API_KEY = env("EMBEDDINGS_API_KEY")
 EMBEDDINGS_DIM = env_int("EMBEDDINGS_DIM", 0)  # 0: ask the endpoint once
+# OpenMP threads of the in-process model in each process (unless OMP_NUM_THREADS is set); 0: the library's own
+# choice. Worker processes give the parallelism: threads inside each one only contend for the same cores.
+EMBEDDINGS_THREADS = env_int("EMBEDDINGS_THREADS", 1)
 # A directory of the in-process model's vectors by (model, sha256 of the text): the test suite sets it so a
 # knowledge base is embedded once across processes. Empty: every text goes to the model.
 EMBEDDINGS_CACHE_DIR = env("EMBEDDINGS_CACHE_DIR")
