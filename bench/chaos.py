@@ -15,7 +15,8 @@ again after 1, 2, 4, 8 s, as Meta does.
 Faults, each injected while its burst is a third through:
 - db_restart: `pg_ctl restart -m fast` of the embedded server (every connection cut, the server down a moment);
 - broker_restart: the broker's Redis stopped and started again 3 s later, losing its queue (no persistence);
-- worker_kill: `kill -9` of the worker process running a turn (billing answers slowly, so turns are long);
+- worker_kill: `kill -9` of the worker process running a turn that has not finished (billing answers in 2.5 s,
+  so turns are long enough to be caught);
 - redis_down: the breaker's Redis killed for the rest of the burst (the breaker fails open);
 - billing_down: the billing API killed, started again 10 s later (turns escalate: "te paso con una persona").
 
@@ -97,6 +98,8 @@ def kill_a_running_turn(deployment: bench.Stack, fault: Fault) -> str:
             for task in tasks:
                 if task.get("name") == "bot.handle_inbound" and task.get("worker_pid"):
                     message_id = int(task["args"][0])
+                    if _answered(message_id):  # inspect's answer is a second old: that turn is over
+                        continue
                     os.kill(task["worker_pid"], signal.SIGKILL)
                     fault.started = time.time()
                     fault.notes.append(f"killed worker process {task['worker_pid']} during the turn of message "
@@ -104,6 +107,15 @@ def kill_a_running_turn(deployment: bench.Stack, fault: Fault) -> str:
                     return _wa_id_of(message_id)
     fault.notes.append("no turn was running to kill within 30 s")
     return ""
+
+
+def _answered(message_id: int) -> bool:
+    from django.db import close_old_connections
+
+    from traces.models import Trace
+
+    close_old_connections()
+    return Trace.objects.filter(message_id=message_id).exists()
 
 
 def _wa_id_of(message_id: int) -> str:
@@ -128,7 +140,7 @@ def run_fault(name: str, deployment: bench.Stack, args) -> dict:
     count, rate = (args.messages, args.rate) if name != "worker_kill" else (20, 1.0)
     fault = Fault(name)
     if name == "worker_kill":
-        deployment.billing_fault("latency:1500")  # turns last a few seconds, so the kill lands inside one
+        deployment.billing_fault("latency:2500")  # turns last a few seconds, so the kill lands inside one
     threads = []
 
     def at_index(i: int):
