@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: demo test venv install install-dev migrate serve worker beat db-stop bench gate gate-ci gate-baseline clean
+.PHONY: demo test venv install install-dev migrate serve worker beat db-stop bench chaos chaos-ci capacity gate gate-ci gate-baseline clean
 
 # An unset environment is production's (debug off, HTTPS-only cookies, redirect to HTTPS, HSTS). The demo,
 # the tests, the gate and the benchmarks run on plain http on loopback, so they take the development values
@@ -87,9 +87,11 @@ gate-baseline: install migrate
 serve: install
 	$(BIN)/python manage.py collectstatic --noinput
 	$(BIN)/python manage.py migrate --noinput
+	$(BIN)/python manage.py warm
 	$(BIN)/gunicorn config.wsgi --bind $(HOST):$(PORT) --workers $${WEB_CONCURRENCY:-2}
 
 worker: install
+	$(BIN)/python manage.py warm
 	$(BIN)/celery -A config worker --loglevel=info
 
 # Exactly one beat per deployment: it queues the sweep of unanswered inbound messages every BOT_REQUEUE_EVERY_S.
@@ -109,6 +111,19 @@ bench: install-dev
 	$(BIN)/python bench/traces.py
 	$(BIN)/python bench/inbox.py
 	$(BIN)/python bench/dashboard.py
+
+# The fault run (bench/chaos.py): gunicorn, a Celery worker and beat, private Redis servers, the billing simulator,
+# a recording Graph API and an embedded PostgreSQL of its own, with production settings; each fault during a burst
+# of customers, then what became of every message. chaos-ci is CI's bounded part: the database restart only.
+chaos: install-dev
+	$(BIN)/python bench/chaos.py
+
+chaos-ci: install-dev
+	$(BIN)/python bench/chaos.py --faults db_restart --messages 60 --quiet 10
+
+# Capacity at steady rates (bench/capacity.py): about 20 minutes per writer and worker count at 60 s a rate.
+capacity: install-dev
+	$(BIN)/python bench/capacity.py $(CAPACITY_ARGS)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .coverage

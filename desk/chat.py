@@ -2,23 +2,51 @@
 
 The desk does not know where its demo customers come from: the demo app registers a source at start
 (`chat_customers_source_set`), and without one the visitor chats as an unknown web visitor.
+
+Where it is open (`webchat_access`): with WEBCHAT_ENABLED (default: on with DJANGO_DEBUG, the demo and the
+tests) — to anyone when the process started with DJANGO_DEBUG=1, and only to signed-in staff in production.
+Anyone else gets a 404 (it is off), the login page (anonymous in production) or a 403 (signed in without a role).
 """
 
 from __future__ import annotations
 
+import functools
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from django.conf import settings
+from django.contrib.auth.views import redirect_to_login
+from django.core.exceptions import PermissionDenied
 from django.db import transaction
+from django.http import Http404
 
 from core import clock
+from core.roles import ROLE_PERMISSIONS
 from desk import inbound
 from desk.channel import InboundMessage
 from desk.models import Channel, Contact, Conversation, Message
 from desk.storable import storable_text
 
 SESSION_KEY = "webchat_conversation_id"
+STAFF_PERMISSIONS = sorted({perm for perms in ROLE_PERMISSIONS.values() for perm in perms})
+
+
+def webchat_access(view):
+    """Let a request reach the web chat only where it belongs (see the module's docstring)."""
+
+    @functools.wraps(view)
+    def gated(request, *args, **kwargs):
+        if not settings.WEBCHAT_ENABLED:
+            raise Http404("The web chat is off here (WEBCHAT_ENABLED).")
+        if not settings.WEBCHAT_ANONYMOUS:
+            if not request.user.is_authenticated:
+                return redirect_to_login(request.get_full_path())
+            if not any(request.user.has_perm(perm) for perm in STAFF_PERMISSIONS):
+                raise PermissionDenied("The web chat is for staff trying the bot; your account has no role.")
+        return view(request, *args, **kwargs)
+
+    return gated
 
 
 @dataclass(frozen=True)

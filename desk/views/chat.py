@@ -12,6 +12,7 @@ CHAT_LANGUAGES = ("es", "en")
 CHAT_MESSAGE_MAX = 4000  # what a visitor may type; longer is refused (the inbound path itself cuts at 4,096)
 
 
+@webchat.webchat_access
 def chat(request):
     """Web chat for demos and tests: pick a simulator customer and talk to the bot through the real pipeline."""
     conversation = webchat.current_conversation(request)
@@ -41,6 +42,7 @@ def chat(request):
     }, status=400 if error else 200)
 
 
+@webchat.webchat_access
 @require_POST
 def chat_reset(request):
     """Forget the visitor's conversation and pick another customer."""

@@ -65,6 +65,8 @@ def credit_note_propose(request, conversation_id):
                                           currency=data["currency"], reason=data["reason"])
     except cn.BillingUnavailable as exc:
         return _panel_answer(request, conversation, values=values, error=str(exc), status=503)
+    except cn.HeldByAnother as exc:  # the holder rules' 409, as every other action on a held conversation
+        return _panel_answer(request, conversation, values=values, error=str(exc), status=409)
     except cn.CreditNoteError as exc:
         return _panel_answer(request, conversation, values=values, error=str(exc), status=400)
     return _panel_answer(request, conversation, notice=(

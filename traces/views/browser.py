@@ -1,6 +1,5 @@
 """The trace browser: the filtered list, the analyst's saved filters and the export of what the filter matches."""
 
-import csv
 import json
 
 from django.contrib import messages
@@ -11,7 +10,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from core import clock, params
+from core import clock, csv_safe, params
 from traces import display, selectors, services
 from traces.access import may_read_traces, may_review_traces, require_trace_reviewer
 from traces.models import STAGES, SavedFilter
@@ -138,7 +137,7 @@ def trace_export(request, fmt):
         body = (json.dumps(record, ensure_ascii=False) + "\n" for record in _export_rows(filters))
         response = StreamingHttpResponse(body, content_type="application/x-ndjson")
     else:
-        writer = csv.writer(_Echo())
+        writer = csv_safe.writer(_Echo())
         body = (writer.writerow(row) for row in _rows_with_header(_export_rows(filters), writer))
         response = StreamingHttpResponse(body, content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="traces-{stamp}.{fmt}"'

@@ -3,7 +3,6 @@ sample. The sections themselves are built in traces/views/dashboard_sections.py.
 
 from __future__ import annotations
 
-import csv
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -14,7 +13,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
-from core import clock, params
+from core import clock, csv_safe, params
 from traces import display, services
 from traces.access import dashboard_scope, require_trace_reviewer
 from traces.views.dashboard_request import RANGES, parse_request
@@ -55,7 +54,7 @@ def dashboard_csv(request):
     response = HttpResponse(content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = (f'attachment; filename="dashboard-{parsed.query.first_day}-'
                                        f'{parsed.query.last_day}.csv"')
-    writer = csv.writer(response)
+    writer = csv_safe.writer(response)
     writer.writerow(["section", "day_or_key", "measure", "value"])
     writer.writerows(context["csv_rows"])
     return response
