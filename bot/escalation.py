@@ -23,6 +23,12 @@ CUSTOMER_NOTICE = {
     "en": "Thanks for your message. I'm passing you to a person on our team, who will reply here shortly.",
 }
 
+# After an answer from the help center to someone billing could not identify: their own bill may say more.
+# No figure in it, so the verifier has nothing to check and the customer nothing to misread.
+OFFER_TO_CHECK_ACCOUNT = {
+    "es": "Si quieres que lo revise con los datos de tu cuenta, envíame tu número de cuenta o tu cédula.",
+    "en": "If you'd like me to check it against your own account, send me your account number or national id.",
+}
 ASK_FOR_IDENTITY = {
     "es": "Para revisar tu cuenta necesito identificarte: envíame tu número de cuenta o tu cédula "
           "(por ejemplo V-12345678).",
@@ -84,3 +90,8 @@ def customer_notice(language: str) -> str:
 def ask_for_identity(language: str) -> str:
     """Return the request for an account number or national id, in the customer's language."""
     return ASK_FOR_IDENTITY.get(language, ASK_FOR_IDENTITY["es"])
+
+
+def offer_to_check_account(language: str) -> str:
+    """Return the offer to look at the customer's own account, in their language."""
+    return OFFER_TO_CHECK_ACCOUNT.get(language, OFFER_TO_CHECK_ACCOUNT["es"])

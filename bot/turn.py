@@ -26,7 +26,7 @@ from bot.outcomes import Answered, Clarify, Escalated, QueryAnswer, Silenced, ou
 from bot.recorder import TurnRecorder
 from bot.routing.capability import account_capability
 from bot.routing.classifier import get_router
-from bot.routing.decision import CLASSIFIER_SOURCES, yield_to_published_number
+from bot.routing.decision import yield_to_published_number
 from bot.routing.types import Route
 from bot.smalltalk import small_talk_reply
 from bot.writer import get_writer
@@ -101,9 +101,10 @@ def _context(conversation, message) -> TurnContext:
 
 
 def _routed(text, *, kind="text", default_language, router=None):
-    """Route a message: the router, then the knowledge base's published numbers over a classifier's guess."""
+    """Route a message: the router, then the knowledge base's published numbers over a guess that a number is the
+    customer's (yield_to_published_number says which decisions may yield)."""
     routing = (router or get_router()).route(text, kind=kind, default_language=default_language)
-    if kind == "text" and routing.rule in CLASSIFIER_SOURCES:
+    if kind == "text" and routing.route in (Route.ACCOUNT, Route.UNSUPPORTED):
         routing = yield_to_published_number(routing, text, documents_publishing(text))
     return routing
 

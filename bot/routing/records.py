@@ -20,7 +20,7 @@ _NUMBERED = rx(
     r"\b(?:numero de cuenta|account number|numero de contrato|contract number)\b",
 )
 _OWED = rx(
-    r"\bcuant[oa]\b.{0,20}\b(debo|deben|debemos|adeudo|tengo que pagar|me toca pagar|hay que pagar|tengo pendiente|voy a pagar|"
+    r"\bcuant[oa]\b.{0,20}\b(debo|deben|debemos|adeudo|tengo que pagar|hay que pagar|tengo pendiente|voy a pagar|"
     r"pago este mes|es mi factura|sale mi factura|es la factura de este mes)\b",
     r"\bhow much (do i|i|will i|should i) (owe|have to pay|need to pay|pay this month)\b",
     r"\bwhat do i owe\b|\bmy (current |outstanding |pending )?balance\b|\bmi (saldo|deuda)\b|\bque debo\b",
@@ -33,6 +33,7 @@ _OWED = rx(
     r"(bill|invoice|payment) due\b",
 )
 _CHARGED = rx(
+    r"\bme (cobraron|cobran|estan cobrando|han cobrado)\b.{0,12}(\d|usd|bs|dolares|bolivares)",
     r"\bme (han|habeis|has|hayan) cobrado\b|\bme (salio|aparecio|aparece|llego|sale) un (cargo|cobro)\b",
     r"\b(am i|i am|i'm|im|why am i) (being )?charged\b|\b(tengo|hay) (algun|un) (recargo|cargo|cobro)\b.{0,20}\b(mi cuenta|"
     r"mi factura)\b",
@@ -75,6 +76,13 @@ _SPECIFIC = rx(
 _FETCHES = rx(rf"\b{_FETCH}\b.{{0,40}}\b(bills?|invoices?|facturas?|recibos?|statements?|my account|mi cuenta)\b",
               r"^\W*(check|see|view|download|get|ver|revisar|consultar|descargar)\s+(the\s+|my\s+|la\s+|mi\s+)?"
               r"(bills?|invoices?|facturas?|recibos?)\W*$")
+
+
+# What only the customer's records answer: asked by someone billing cannot identify yet, the bot asks who they are
+# first. A charge they name ("me cobraron 15 dólares por la visita") is also what a policy explains, so the help
+# center may answer it before they are identified.
+RECORDS_ONLY = frozenset({"a bill or account number", "what is owed", "the account's holder", "payments made",
+                          "explain my bill", "a specific bill"})
 
 
 def own_records(meant: str) -> str:

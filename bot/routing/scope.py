@@ -49,7 +49,7 @@ _OUTSIDE = rx(
     r"\b(newsletter|boletin|mailing list)\b",
     r"\b(password|passcode|contrasena|pin( code)?|codigo pin|profile key|user ?name|usuario y clave)\b",
     r"\b(pro|gold|silver|standard|premium|platinum|user|profile|bank|savings|freemium) accounts?\b|\bopen (an?|a new) "
-    r"\w* ?account\b|\babrir una cuenta\b|\bsign ?up\b|\bregistrarme\b",
+    r"\w* ?account\b|\babrir una cuenta\b|\bregistrarme\b|\bsign ?up (to|for) (the |your )?(newsletter|mailing)\b",
     # Loans and financing, the status of another company's claim process.
     r"\b(creditos?|prestamos?|financiacion|finaciacion|financiamiento|loans?|financing|mortgage|hipoteca|"
     r"cuotas del credito)\b",
