@@ -13,9 +13,11 @@ from django.conf import settings
 
 from bot import clarify, drafting, identify
 from bot.context import TurnContext
-from bot.escalation import Reason, ask_for_identity, offer_to_check_account
+from bot.escalation import Reason, ask_for_identity, decline_reply, offer_to_check_account
 from bot.grounding import Evidence
-from bot.outcomes import Answered, Clarify, Escalated
+from bot.outcomes import Answered, Clarify, Declined, Escalated
+from bot.routing.scope import in_domain
+from bot.routing.text import read_as_meant
 from bot.routing.types import Route
 from bot.writer import TemplateWriter, WriterRequest, fact_evidence, turn_key_figures
 from core import clock
@@ -65,6 +67,10 @@ def answer(recorder, routing, query, *, context: TurnContext, writer, billing, c
     # The search decides whether the turn has context (kb/context.py); it never drops a kept chunk.
     context_chunks = result.results if result.context.has_context else []
     if not context_chunks and not facts:
+        if not in_domain(read_as_meant(query)) and not routing.rule.startswith("own records"):
+            # Nothing in the help center and nothing about plans, bills or payments: not a question for a person.
+            return Declined(decline_reply(routing.language),
+                            why=f"no context and no billing word: {result.context.reason}")
         if offer_account:  # nothing in the help center: the answer must be in their records
             context.remember_identity_question(query)
             return Answered(ask_for_identity(routing.language), asks_identity=True)

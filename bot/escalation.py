@@ -23,6 +23,14 @@ CUSTOMER_NOTICE = {
     "en": "Thanks for your message. I'm passing you to a person on our team, who will reply here shortly.",
 }
 
+# A message about something other than plans, bills and payments: what the bot does help with, and how to reach a
+# person — short, in the customer's language, never a help-center sentence about something else.
+DECLINE = {
+    "es": "Eso no es algo con lo que pueda ayudarte por aquí. Puedo ayudarte con tus planes, facturas y pagos; si "
+          "prefieres hablar con una persona, escríbeme «quiero hablar con una persona».",
+    "en": "That's not something I can help with here. I can help with your plans, invoices and payments; if you'd "
+          "rather talk to a person, just write \"I want to talk to a person\".",
+}
 # After an answer from the help center to someone billing could not identify: their own bill may say more.
 # No figure in it, so the verifier has nothing to check and the customer nothing to misread.
 OFFER_TO_CHECK_ACCOUNT = {
@@ -95,3 +103,8 @@ def ask_for_identity(language: str) -> str:
 def offer_to_check_account(language: str) -> str:
     """Return the offer to look at the customer's own account, in their language."""
     return OFFER_TO_CHECK_ACCOUNT.get(language, OFFER_TO_CHECK_ACCOUNT["es"])
+
+
+def decline_reply(language: str) -> str:
+    """Return the reply to a message outside plans, bills and payments, in the customer's language."""
+    return DECLINE.get(language, DECLINE["es"])

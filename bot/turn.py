@@ -21,8 +21,8 @@ from bot import clarify, identify
 from bot.answering import answer
 from bot.configuration import configuration_parts
 from bot.context import TurnContext
-from bot.escalation import Reason, agent_summary, customer_notice, situation_note
-from bot.outcomes import Answered, Clarify, Escalated, QueryAnswer, Silenced, outcome_name
+from bot.escalation import Reason, agent_summary, customer_notice, decline_reply, situation_note
+from bot.outcomes import Answered, Clarify, Declined, Escalated, QueryAnswer, Silenced, outcome_name
 from bot.recorder import TurnRecorder
 from bot.routing.capability import account_capability
 from bot.routing.classifier import get_router
@@ -118,8 +118,10 @@ def _route(recorder, text, *, kind, default_language, router=None):
     return routing
 
 
-def _refusal(routing, *, kind) -> Escalated | None:
-    """Return the escalation for a message the bot must not answer at all, None otherwise."""
+def _refusal(routing, *, kind) -> Escalated | Declined | None:
+    """Return what to do with a message the bot must not answer at all (escalate or decline), None otherwise."""
+    if routing.out_of_scope:
+        return Declined(decline_reply(routing.language), why=routing.rule)
     if routing.route == Route.MEDIA:
         return Escalated(Reason.CAPABILITY_MISSING, [f"The customer sent a {kind} message the bot cannot read."])
     if routing.route == Route.HUMAN:
@@ -235,7 +237,7 @@ def _finish(recorder, lease, message, conversation, context: TurnContext, outcom
             return None
         turn_state_save(contact_id=conversation.contact_id, conversation_id=conversation.pk, **context.changes())
         sent = None
-        if isinstance(outcome, (Answered, Clarify)):
+        if isinstance(outcome, (Answered, Clarify, Declined)):
             with recorder.stage("send"):
                 sent = bot_reply_record(conversation_id=conversation.pk, text=outcome.text)
             if sent is None:
