@@ -13,9 +13,10 @@ from django.conf import settings
 
 from bot import clarify, drafting, identify
 from bot.context import TurnContext
-from bot.escalation import Reason, ask_for_identity, decline_reply, offer_to_check_account
+from bot.escalation import Reason, ask_for_identity, decline_reply, offer_a_person, offer_to_check_account
 from bot.grounding import Evidence
 from bot.outcomes import Answered, Clarify, Declined, Escalated
+from bot.routing.decision import CLASSIFIER_SOURCES
 from bot.routing.scope import in_domain
 from bot.routing.text import read_as_meant
 from bot.routing.types import Route
@@ -23,6 +24,12 @@ from bot.writer import TemplateWriter, WriterRequest, fact_evidence, turn_key_fi
 from core import clock
 from kb.search import search
 from kb.selectors import document_alternatives
+
+
+def needs_told(routing) -> bool:
+    """Whether an unsupported route is a need or a problem told without a request to act ("necesito IP fija para
+    las cámaras del negocio"): the help center may say what applies, and a person is offered to do the rest."""
+    return routing.route == Route.UNSUPPORTED and not routing.out_of_scope and routing.rule in CLASSIFIER_SOURCES
 
 
 def answer(recorder, routing, query, *, context: TurnContext, writer, billing, chosen=None):
@@ -67,6 +74,9 @@ def answer(recorder, routing, query, *, context: TurnContext, writer, billing, c
     # The search decides whether the turn has context (kb/context.py); it never drops a kept chunk.
     context_chunks = result.results if result.context.has_context else []
     if not context_chunks and not facts:
+        if needs_told(routing):
+            return Escalated(Reason.CAPABILITY_MISSING, [f"Asked for something the bot cannot do ({routing.rule}) "
+                                                         "and the help center says nothing about it."])
         if not in_domain(read_as_meant(query)) and not routing.rule.startswith("own records"):
             # Nothing in the help center and nothing about plans, bills or payments: not a question for a person.
             return Declined(decline_reply(routing.language),
@@ -93,6 +103,9 @@ def answer(recorder, routing, query, *, context: TurnContext, writer, billing, c
                             history=list(context.history), capability=capability if facts else "",
                             key_figures=figures)
     outcome = drafting.write_and_verify(recorder, writer, request, template=isinstance(writer, TemplateWriter))
+    if needs_told(routing) and isinstance(outcome, Answered):
+        # What the help center says about it, and a person to do what the bot cannot.
+        outcome = replace(outcome, text=f"{outcome.text} {offer_a_person(routing.language)}")
     if offer_account and isinstance(outcome, Answered):
         # Their own bill may say more than the policy: keep the question for when they say who they are.
         context.remember_identity_question(query)

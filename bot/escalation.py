@@ -37,6 +37,11 @@ OFFER_TO_CHECK_ACCOUNT = {
     "es": "Si quieres que lo revise con los datos de tu cuenta, envíame tu número de cuenta o tu cédula.",
     "en": "If you'd like me to check it against your own account, send me your account number or national id.",
 }
+# After what the help center says about something the bot cannot do itself: a person can.
+OFFER_A_PERSON = {
+    "es": "Si quieres que una persona de nuestro equipo lo gestione, escríbeme «quiero hablar con una persona».",
+    "en": "If you'd like someone from our team to take care of it, write \"I want to talk to a person\".",
+}
 ASK_FOR_IDENTITY = {
     "es": "Para revisar tu cuenta necesito identificarte: envíame tu número de cuenta o tu cédula "
           "(por ejemplo V-12345678).",
@@ -108,3 +113,8 @@ def offer_to_check_account(language: str) -> str:
 def decline_reply(language: str) -> str:
     """Return the reply to a message outside plans, bills and payments, in the customer's language."""
     return DECLINE.get(language, DECLINE["es"])
+
+
+def offer_a_person(language: str) -> str:
+    """Return the offer of a person to do what the bot cannot, in the customer's language."""
+    return OFFER_A_PERSON.get(language, OFFER_A_PERSON["es"])

@@ -18,7 +18,7 @@ from django.db import transaction
 
 from billing.api.client import billing_client
 from bot import clarify, identify
-from bot.answering import answer
+from bot.answering import answer, needs_told
 from bot.configuration import configuration_parts
 from bot.context import TurnContext
 from bot.escalation import Reason, agent_summary, customer_notice, decline_reply, situation_note
@@ -126,7 +126,7 @@ def _refusal(routing, *, kind) -> Escalated | Declined | None:
         return Escalated(Reason.CAPABILITY_MISSING, [f"The customer sent a {kind} message the bot cannot read."])
     if routing.route == Route.HUMAN:
         return Escalated(Reason.USER_REQUEST)
-    if routing.route == Route.UNSUPPORTED:
+    if routing.route == Route.UNSUPPORTED and not needs_told(routing):
         return Escalated(Reason.CAPABILITY_MISSING, [f"Asked for an action ({routing.rule}); the bot only answers."])
     return None
 

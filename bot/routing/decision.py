@@ -59,7 +59,7 @@ _INFORMATION = rx(
     r"\bcuant[oa]s? (cuesta|cobran|sale|tarda|es|son|dias|me cobran|me van)\b",
     r"\b(que pasa|que datos|que requisitos|que significa|a que hora|a que correo|donde)\b",
     r"\bhay (alguna|algun) (multa|cargo|recargo|penalidad)\b|\bque opcion(es)? (tengo|hay)\b|\bcon que tasa\b",
-    r"\bwhat (are )?(my )?options\b|\bwhat can i do\b|\bque puedo hacer\b",
+    r"\bwhat (are )?(my )?options\b|\bwhat (can|should|do) i do\b|\bque (puedo|debo|tengo que) hacer\b",
     r"\bse puede\b",
     _HYPOTHETICAL,
     _HOW_TO,

@@ -81,7 +81,10 @@ _DOMAIN = rx(
     r"visita tecnica|technical visit|instalacion|installation|mensualidad|monthly fee|cargo|charge|saldo|balance|"
     r"credito por (interrupcion|referido|caida)|outage credit|referral credit|nota de credito|credit note|"
     r"whatsapp oficial|numero de (contacto|atencion|emergencias?|soporte)|horarios? de atencion|support hours|"
-    r"fallas?|averias?)\b")
+    r"fallas?|averias?|oficinas?|offices?|sucursal\w*|agencias?|portal|mi conectia|app|whatsapp|transferencia\w*|"
+    r"transfer|pagos?|pagar|pague|payments?|pay|paid|cobr\w+|charged?|plata|dinero|money|refunds?|reembols\w*|"
+    r"devolu\w+|deudas?|debt|contrato|contract|servicio|service|suscripcion|cuenta|account|tasa|rate|bcv|dolares|"
+    r"bolivares|efectivo|cash|tarjeta|card|descuento|discount|promocion|cancelacion|cancel\w*|baja|equipo|ont)\b")
 
 
 def in_domain(meant: str) -> bool:
