@@ -22,6 +22,7 @@ from bot.answering import answer, needs_told
 from bot.configuration import configuration_parts
 from bot.context import TurnContext
 from bot.escalation import Reason, agent_summary, customer_notice, decline_reply, situation_note
+from bot.followups import with_previous
 from bot.outcomes import Answered, Clarify, Declined, Escalated, QueryAnswer, Silenced, outcome_name
 from bot.recorder import TurnRecorder
 from bot.routing.capability import account_capability
@@ -82,10 +83,11 @@ def answer_query(*, query: str, language: str = "es", customer_id: str = "", his
     recorder.draft.query, recorder.draft.language = query, language
     context = TurnContext(customer_id=customer_id or "", language=language, history=list(history))
     routing = _route(recorder, query, kind="text", default_language=language, router=router)
+    routing, query = _follow_up(recorder, routing, query, context, router=router)
     outcome = _refusal(routing, kind="text") or _small_talk(routing, context.history)
     if outcome is None:
-        outcome = answer(recorder, routing, query, context=context, writer=writer or get_writer(),
-                         billing=billing or billing_client())
+        outcome = _not_a_repeat(answer(recorder, routing, query, context=context, writer=writer or get_writer(),
+                                       billing=billing or billing_client()), context, query)
     return QueryAnswer(outcome, recorder.finish())
 
 
@@ -166,6 +168,10 @@ def _decide(recorder, message, context: TurnContext, *, writer, billing):
     routing = _route(recorder, message.text, kind=message.kind, default_language=context.language)
     if routing.language != context.language and message.text.strip():
         context.language = routing.language
+    if not context.pending_query and not context.pending_clarification:
+        routing, followed = _follow_up(recorder, routing, message.text, context)
+    else:
+        followed = message.text
 
     awaiting_identity = bool(context.pending_query and not context.customer_id)
     # A reply to a clarifying question ("el anual") is read as the choice, whatever it reads like on its own.
@@ -181,7 +187,7 @@ def _decide(recorder, message, context: TurnContext, *, writer, billing):
     if refusal is not None:
         return refusal
 
-    query = message.text
+    query = followed
     billing = billing or billing_client()
 
     # A reply to "send me your account number": link the customer, then answer the question they asked first.
@@ -208,7 +214,33 @@ def _decide(recorder, message, context: TurnContext, *, writer, billing):
             draft.routing_rule = f"clarified: {chosen.label}; original question"[:100]
         context.pending_clarification = {}
 
-    return answer(recorder, routing, query, context=context, writer=writer, billing=billing, chosen=chosen)
+    return _not_a_repeat(answer(recorder, routing, query, context=context, writer=writer, billing=billing,
+                                chosen=chosen), context, query)
+
+
+def _follow_up(recorder, routing, text, context: TurnContext, *, router=None):
+    """Read a follow-up ("¿y el mes pasado?", "and for a business?") with the customer's previous question: route and
+    answer the two together. A request for a person, courtesy and media are the message's own."""
+    if routing.route in (Route.HUMAN, Route.SMALLTALK, Route.MEDIA):
+        return routing, text
+    joined = with_previous(text, context.history)
+    if joined == text:
+        return routing, text
+    routing = _route(recorder, joined, kind="text", default_language=context.language, router=router)
+    recorder.draft.routing_rule = f"{recorder.draft.routing_rule}; follow-up of the previous question"[:100]
+    return routing, joined
+
+
+def _not_a_repeat(outcome, context: TurnContext, query: str):
+    """Never send the same reply twice in a row to two different questions: a person reads the second."""
+    if not isinstance(outcome, Answered) or not context.history:
+        return outcome
+    last_reply = next((said for role, said in reversed(context.history) if role == "assistant"), "")
+    last_question = next((said for role, said in reversed(context.history) if role == "user"), "")
+    if last_reply.strip() == outcome.text.strip() and last_question.strip() != query.strip():
+        return Escalated(Reason.NO_CONTEXT, ["The reply would repeat the previous one word for word; the customer "
+                                             "asked something else."])
+    return outcome
 
 
 def _configuration(draft: TraceDraft, writer) -> ConfigurationParts:
