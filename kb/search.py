@@ -13,7 +13,7 @@ among those; a third statement fetches the texts of any that is not.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import NamedTuple
 
 from django.conf import settings
@@ -21,6 +21,7 @@ from django.db import connection, transaction
 
 from core.fulltext import ACCENTED, UNACCENTED
 from kb.applicability import Applicability, Audience
+from kb.calibrations import prune_rule
 from kb.context import ContextDecision, decide_context
 from kb.embeddings import Embedder, get_embedder
 from kb.fusion import Fused, reciprocal_rank_fusion
@@ -191,7 +192,8 @@ def search(
         )
         for f in fused
     ]
-    decisions = prune(candidates, margin=settings.KB_PRUNE_MARGIN)
+    rule = prune_rule(embedder)  # the margin in this embedder's scale, or the seed's rule when uncalibrated
+    decisions = prune(candidates, margin=rule.margin)
     outcomes = [(f, decision.kept, decision.reason) for f, decision in zip(fused, decisions)]
     outcomes += [(f, False, excluded[f.chunk_id]) for f in left_out]
     for f, kept, reason in sorted(outcomes, key=lambda outcome: position[outcome[0].chunk_id]):
@@ -210,7 +212,8 @@ def search(
             segment=row.audience.segment, plans=list(row.audience.plans), term=row.audience.term,
         )
         (result.results if hit.kept else result.pruned).append(hit)
-    result.context = decide_context(result.results, min_best_score=settings.KB_CONTEXT_MIN_SCORE)
+    result.context = replace(decide_context(result.results, min_best_score=settings.KB_CONTEXT_MIN_SCORE),
+                             prune_rule=rule.description)
     result.index_version = at_version or index_version
     return result
 

@@ -40,6 +40,8 @@ class Command(BaseCommand):
                 f"rrf {hit.rrf:.4f}  ({hit.prune_reason}){f'  [{whom}]' if whom else ''}"
             )
         self.stdout.write(f"context: {'yes' if result.context.has_context else 'no'} ({result.context.reason})")
+        if result.context.prune_rule:
+            self.stdout.write(result.context.prune_rule)
 
 
 def result_as_json(result) -> dict:
