@@ -14,7 +14,7 @@ from bot.context import TurnContext
 from bot.escalation import Reason, ask_for_identity
 from bot.grounding import Evidence
 from bot.outcomes import Answered, Clarify, Escalated
-from bot.routing import Route
+from bot.routing.types import Route
 from bot.writer import TemplateWriter, WriterRequest, fact_evidence, turn_key_figures
 from core import clock
 from kb.search import search

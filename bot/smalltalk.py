@@ -8,7 +8,7 @@ first message of a conversation is answered like a greeting, since nothing was a
 
 from __future__ import annotations
 
-from bot.routing import Courtesy
+from bot.routing.types import Courtesy
 
 REPLIES = {
     "es": {

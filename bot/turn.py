@@ -24,8 +24,10 @@ from bot.context import TurnContext
 from bot.escalation import Reason, agent_summary, customer_notice, situation_note
 from bot.outcomes import Answered, Clarify, Escalated, QueryAnswer, Silenced, outcome_name
 from bot.recorder import TurnRecorder
-from bot.router import get_router
-from bot.routing import CLASSIFIER_SOURCES, Route, account_capability, yield_to_published_number
+from bot.routing.capability import account_capability
+from bot.routing.classifier import get_router
+from bot.routing.decision import CLASSIFIER_SOURCES, yield_to_published_number
+from bot.routing.types import Route
 from bot.smalltalk import small_talk_reply
 from bot.writer import get_writer
 from desk.models import Message

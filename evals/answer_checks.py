@@ -28,28 +28,48 @@ _NUMBER_WORDS = {
     "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19, "twenty": 20, "thirty": 30, "forty": 40,
     "fifty": 50, "sixty": 60, "ninety": 90, "hundred": 100,
 }
-# A number: digits with optional thousands/decimal separators ("1.500,00", "1,500.00", "350", "0,5").
-_TOKEN = re.compile(r"\d+(?:[.,]\d+)*|[^\W\d_]+", re.UNICODE)
+# A number: digits with optional thousands/decimal separators ("1.500,00", "1,500.00", "350", "0,5"); "%" and
+# "$" are tokens of their own, read as "%" and "usd".
+_TOKEN = re.compile(r"\d+(?:[.,]\d+)*|[^\W\d_]+|[%$]", re.UNICODE)
+_SYMBOLS = {"$": "usd"}
+# Words that spell a symbol: "5 por ciento" and "5 percent" read as "5 %".
+_SYMBOL_PHRASES = ((("por", "ciento"), "%"), (("per", "cent"), "%"), (("percent",), "%"))
+# A fact may list ways of writing the same thing, separated by " | ": it is present when any of them is.
+ALTERNATIVES = " | "
 
 
 def fact_tokens(text: str) -> list[str]:
-    """Return the comparable tokens of a text: lower case, no accents, punctuation dropped, numbers as digits."""
+    """Return the comparable tokens of a text: lower case, no accents, punctuation dropped, numbers as digits,
+    "%" / "por ciento" / "percent" as "%", "$" as "usd"."""
     tokens = []
     for token in _TOKEN.findall(fold(text, case="lower")):
         if token[0].isdigit():
             tokens.append(number_key(token))
+        elif token in _SYMBOLS:
+            tokens.append(_SYMBOLS[token])
         else:
             tokens.append(str(_NUMBER_WORDS[token]) if token in _NUMBER_WORDS else token)
+    for words, symbol in _SYMBOL_PHRASES:
+        n = len(words)
+        i = 0
+        while i + n <= len(tokens):
+            if tuple(tokens[i:i + n]) == words:
+                tokens[i:i + n] = [symbol]
+            i += 1
     return tokens
 
 
 def missing_facts(facts: list[str], answer: str) -> list[str]:
-    """Return the expected facts that do not appear in the answer (case-, accent-, space-insensitive)."""
+    """Return the expected facts that do not appear in the answer (case-, accent-, space-insensitive).
+
+    A fact written "USD 23,20 | 23,20 dólares" is present when either alternative is.
+    """
     haystack = f" {' '.join(fact_tokens(answer))} "
     missing = []
     for fact in facts:
-        needle = " ".join(fact_tokens(fact))
-        if needle and f" {needle} " not in haystack:
+        needles = [" ".join(fact_tokens(alternative)) for alternative in fact.split(ALTERNATIVES)]
+        needles = [needle for needle in needles if needle]
+        if needles and not any(f" {needle} " in haystack for needle in needles):
             missing.append(fact)
     return missing
 

@@ -12,8 +12,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bot.router import LocalRouter
-from bot.routing import Route
+from bot.routing.classifier import LocalRouter
+from bot.routing.types import Route
 
 LABELS_DIR = Path(__file__).resolve().parent / "fixtures" / "labels"
 # The first batch holds the three splits; the second batch (another hand, written later) adds examples and dev

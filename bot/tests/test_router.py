@@ -6,8 +6,8 @@ import json
 import numpy as np
 import pytest
 
-from bot.router import Example, LLMRouter, LocalRouter, Probe, VectorCache, get_router
-from bot.routing import Route
+from bot.routing.classifier import Example, LLMRouter, LocalRouter, Probe, VectorCache, get_router
+from bot.routing.types import Route
 from tests.support.fake_openai import FakeOpenAI
 
 
@@ -69,8 +69,8 @@ def test_the_probe_learns_separable_routes_and_is_deterministic():
 def examples():
     return [Example(id=f"x{i}", text=text, route=route) for i, (text, route) in enumerate([
         ("cuánto cuesta el plan", "document"), ("qué métodos de pago aceptan", "document"),
-        ("cuánto debo", "account"), ("mi saldo", "account"), ("dame de baja", "unsupported"),
-        ("cámbiame el plan", "unsupported")])]
+        ("cuánto debo", "account"), ("el cobro del mes", "account"), ("dame de baja", "unsupported"),
+        ("la mudanza del servicio", "unsupported")])]
 
 
 def test_the_local_router_fits_on_cached_example_vectors_and_names_its_version(tmp_path):
@@ -78,10 +78,10 @@ def test_the_local_router_fits_on_cached_example_vectors_and_names_its_version(t
     router = LocalRouter(embedder, cache=VectorCache(tmp_path, model=embedder.name), examples=examples())
     LocalRouter(embedder, cache=VectorCache(tmp_path, model=embedder.name), examples=examples())
     assert len(embedder.embedded) == 6  # the second router read the examples' vectors from disk
-    routing = router.route("mi saldo")
+    routing = router.route("el cobro del mes")
     assert routing.route == Route.ACCOUNT and routing.version == router.version
-    assert router.version.startswith("rules1+probe1/counting/ex-") and router.version.endswith("/t0.55")
-    assert router.route("hola").route == Route.SMALLTALK and embedder.embedded[-1] == "mi saldo"  # rules embed nothing
+    assert router.version.startswith("rules2+probe2/counting/ex-") and router.version.endswith("/t0.55")
+    assert router.route("hola").route == Route.SMALLTALK and embedder.embedded[-1] == "el cobro del mes"  # rules embed nothing
 
 
 @pytest.fixture
@@ -94,11 +94,14 @@ def test_the_model_routes_with_its_own_confidence(local):
     with FakeOpenAI() as fake:
         fake.chat_script = [{"route": "document", "confidence": 0.9}]
         router = LLMRouter(local, client=_client(fake), model="router-model")
-        routing = router.route("mi saldo")
-    assert (routing.route, routing.confidence, routing.rule) == (Route.DOCUMENT, 0.9, "model")
+        routing = router.route("el cobro del mes")
+    # The model's 0.9, with small talk's share of the rest set aside (the message holds no social word).
+    assert (routing.route, routing.confidence, routing.rule) == (Route.DOCUMENT, pytest.approx(0.9 / (1 - 0.1 / 3)),
+                                                                 "model")
     assert routing.version == f"llm:router-model+{local.version}"
     body = fake.requests[0]["body"]
-    assert body["response_format"]["json_schema"]["schema"]["properties"]["route"]["enum"] == [r.value for r in Route]
+    assert body["response_format"]["json_schema"]["schema"]["properties"]["route"]["enum"] == [
+        "document", "account", "unsupported", "smalltalk"]  # the rules decide a person and media
 
 
 @pytest.mark.parametrize("reply", [500, "not json", {"route": "weather", "confidence": 0.9},
@@ -106,7 +109,7 @@ def test_the_model_routes_with_its_own_confidence(local):
 def test_any_model_failure_falls_back_to_the_local_router(local, reply):
     with FakeOpenAI() as fake:
         fake.chat_script = [reply]
-        routing = LLMRouter(local, client=_client(fake), model="router-model").route("mi saldo")
+        routing = LLMRouter(local, client=_client(fake), model="router-model").route("el cobro del mes")
     assert (routing.route, routing.rule, routing.version) == (Route.ACCOUNT, "examples", local.version)
 
 
@@ -135,13 +138,13 @@ def test_the_configured_router_routes_the_messages_the_regex_router_got_wrong(te
     settings.BOT_ROUTER_MODEL = ""
     routing = get_router().route(text)
     assert routing.route == route, routing
-    assert routing.version.startswith("rules1+probe1/multilingual-e5-small/ex-")
+    assert routing.version.startswith("rules2+probe2/multilingual-e5-small/ex-")
 
 
 def test_the_examples_file_holds_only_labelled_routes():
-    from bot.router import load_examples
+    from bot.routing.classifier import load_examples
 
     loaded = load_examples()
-    assert len(loaded) > 150 and {e.route for e in loaded} == {r.value for r in Route}
+    assert len(loaded) > 150 and {e.route for e in loaded} <= {r.value for r in Route}
     assert len({e.text for e in loaded}) == len(loaded)
     assert all(json.dumps(e.text) for e in loaded)

@@ -1,7 +1,7 @@
 import pytest
 
 from bot import humanizer
-from bot.routing import Courtesy
+from bot.routing.types import Courtesy
 from bot.smalltalk import REPLIES, small_talk_reply
 
 

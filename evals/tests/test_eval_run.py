@@ -50,6 +50,17 @@ def items(run):
         ("Bs. 350,00", "La reconexión cuesta Bs. 3.500,00.", True),  # a different number
         ("35", "cuesta 350", True),  # a number is a whole token, never a prefix
         ("5 días", "en 5 dias habiles", False),
+        # A fact may list alternatives; one is enough, and the failure names the whole fact.
+        ("USD 23,20 | 23,20 dólares", "son 23,20 dólares al mes", False),
+        ("USD 23,20 | 23,20 dólares", "son 23,20 bolívares al mes", True),
+        ("10 días continuos | 10 días calendario", "tienes diez días calendario", False),
+        # "%" is a token, whatever the spelling; "$" reads as USD.
+        ("5 %", "el recargo es del 5% del saldo", False),
+        ("5 %", "el recargo es de 5 por ciento", False),
+        ("5 %", "pagas USD 5 de recargo", True),
+        ("3 %", "IGTF is 3 percent", False),
+        ("USD 23.20", "It comes to $23.20 a month.", False),
+        ("USD 23.20", "It comes to 23.20 a month.", True),
     ],
 )
 def test_missing_facts_compare_words_and_numbers_loosely(fact, answer, missing):

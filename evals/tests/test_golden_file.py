@@ -1,6 +1,9 @@
 """Golden files: splits, languages and out-of-scope cases; the labelled off-topic file. No database."""
 
+import hashlib
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -62,10 +65,30 @@ def test_the_second_set_and_the_off_topic_file_read_as_labelled():
     assert sum(not c.out_of_scope for c in second) == 104 and sum(c.out_of_scope for c in second) == 14
     assert {c.split for c in second} == {"dev", "test"}
     offtopic = read_offtopic(FIXTURES / "labels" / "offtopic.jsonl")
-    assert len(offtopic) == 62 and all(c.out_of_scope and not c.hits for c in offtopic)
+    assert len(offtopic) == 62 + 80 and all(c.out_of_scope and not c.hits for c in offtopic)  # two batches
     assert {c.split for c in offtopic} == {"dev", "test"} and {c.language for c in offtopic} == {"es", "en"}
 
 
 def test_an_off_topic_line_without_text_names_the_line(tmp_path):
     with pytest.raises(GoldenFileError, match=":2: an off-topic line needs id and text"):
         read_offtopic(write_jsonl(tmp_path / "o.jsonl", [{"id": "o1", "text": "hola"}, {"id": "o2"}]))
+
+
+def test_the_sets_written_blind_pass_their_validator_and_read_as_golden_files():
+    labels = FIXTURES / "labels"
+    # validate.py checks every fact against the help centre and the simulator's records, splits, duplicates
+    result = subprocess.run([sys.executable, "validate.py"], cwd=labels, capture_output=True, text=True,
+                            check=False)
+    assert result.returncode == 0, result.stdout[-3000:]
+    answers = read_golden_rows(FIXTURES / "answers.jsonl")
+    turns = read_golden_rows(labels / "followup_turns.jsonl")
+    assert (len(answers), sum(row["out_of_scope"] for row in answers), len(turns)) == (134, 20, 46)
+    assert all(row["split"] == hashed_split_mod100(row["id"]) for row in answers)
+    assert all(len(row["context"]) == 2 and row["query"] for row in turns)
+    clarify = [row for row in answers if row["clarification_expected"]]
+    assert len(clarify) == 10 and not any(row["facts"] or row["customer_id"] for row in clarify)
+
+
+def hashed_split_mod100(case_id):
+    """The split of the newer golden cases: the id's sha256 as a number, mod 100, below 50 is dev."""
+    return "dev" if int.from_bytes(hashlib.sha256(case_id.encode()).digest(), "big") % 100 < 50 else "test"

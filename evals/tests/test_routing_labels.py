@@ -9,7 +9,7 @@ import json
 import pytest
 from django.conf import settings
 
-from bot.router import EXAMPLES_PATH, local_router
+from bot.routing.classifier import EXAMPLES_PATH, local_router
 from evals.routing_eval import labelled_messages, routing_report
 
 

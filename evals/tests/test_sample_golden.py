@@ -50,7 +50,7 @@ def test_eval_retrieval_prints_the_branches_of_each_split_side_by_side(sample_kb
     assert "dev (35)" in header and "test (29)" in header and header.index("dev") < header.index("test")
     assert [line.split("│")[0].strip() for line in lines if line.startswith(("vector", "text", "hybrid"))] == \
         ["vector", "text", "hybrid"]
-    assert any(line.startswith("no context (test): false NO_CONTEXT on in-scope") and "/31" in line for line in lines)
+    assert any(line.startswith("no context (test): false NO_CONTEXT on in-scope") and "/71" in line for line in lines)
 
 
 def test_every_identifier_case_reaches_its_document_and_keeps_the_identifier_hit(sample_kb, settings):

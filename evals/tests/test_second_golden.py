@@ -45,6 +45,6 @@ def test_out_of_scope_questions_are_scored_on_the_no_context_decision_per_split(
     for split in ("dev", "test"):
         no_context = report["splits"][split]["no_context"]
         assert no_context["in_scope"] in (51, 53)
-        assert no_context["out_of_scope"] == 7 + 31
-        assert no_context["false_answer_rate"] == round(len(no_context["false_context"]) / 38, 4)
+        assert no_context["out_of_scope"] == 7 + 71  # the golden file's 7 and the off-topic file's 31 + 40
+        assert no_context["false_answer_rate"] == round(len(no_context["false_context"]) / 78, 4)
     assert all(not row["id"].startswith("o") for row in report["per_case"])  # off-topic lines have no hits to rank

@@ -3,7 +3,7 @@
 from django.conf import settings
 from django.core.management.base import BaseCommand
 
-from bot.router import local_router
+from bot.routing.classifier import local_router
 from evals.routing_eval import routing_report
 
 

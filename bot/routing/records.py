@@ -1,0 +1,86 @@
+"""Does the message point at the customer's own records? Pure: no Django.
+
+A message that names a bill or an account by its number, asks what the customer owes, says what they were
+charged, asks whose name the account is in or which payments they made, or asks to see, find or download
+a specific bill of theirs (theirs by "my", by a number, by a month or by whoever issued it) needs billing's
+records, however it is worded — "I want to take a quick look at invoice #4471", "¿por cuánto me llegó la
+luz en agosto?", "wanna download my bills". Read on `bot.routing.text.read_as_meant`'s text, so "cuánto
+debo cancelar" is paying and "la luz está carísima" is the bill.
+"""
+
+from __future__ import annotations
+
+from bot.routing.text import rx
+
+_RECORD = (r"(facturas?|recibos?|invoices?|bills?|statements?|estado de cuenta|cuenta|account|contrato|contract|"
+           r"suscriptor|subscriber)")
+_NUMBERED = rx(
+    rf"\b{_RECORD}\s*(?:#|no\.?|n°|nro\.?|numero|number|num\.?|id)?\s*:?\s*#?\s*\d{{3,}}",
+    r"#\s*\d{3,}",
+    r"\b(?:numero de cuenta|account number|numero de contrato|contract number)\b",
+)
+_OWED = rx(
+    r"\bcuant[oa]\b.{0,20}\b(debo|adeudo|tengo que pagar|me toca pagar|hay que pagar|tengo pendiente|voy a pagar|"
+    r"pago este mes|es mi factura|sale mi factura|es la factura de este mes)\b",
+    r"\bhow much (do i|i|will i|should i) (owe|have to pay|need to pay|pay this month)\b",
+    r"\bwhat do i owe\b|\bmy (current |outstanding |pending )?balance\b|\bmi (saldo|deuda)\b|\bque debo\b",
+    r"\bpor cuanto me (llego|vino|salio)\b|\bcuanto me (llego|vino|salio|cobraron)\b",
+    r"\bhasta cuando (tengo|puedo|hay)\b.{0,25}\bpagar\b.{0,15}\b(la|mi) factura\b",
+    r"\b(cuando|when)\b.{0,10}\b(vence|is due|due date)\b.{0,10}\b(mi factura|my (bill|invoice))\b|\bwhen is my "
+    r"(bill|invoice|payment) due\b",
+)
+_CHARGED = rx(
+    r"\bme (cobraron|cobran|estan cobrando|llego|vino|salio)\b.{0,30}\b(caro|cara|carisim[oa]|alt[oa]|mas|doble|"
+    r"dos veces|de mas|demasiado)",
+    r"\b(factura|recibo)\b.{0,25}\b(carisim[oa]|muy car[oa]|tan car[oa]|car[oa]|muy alt[oa]|tan alt[oa])\b",
+    r"\b(charged me|i was charged|i got charged|overcharged|double charged|charged twice)\b",
+)
+_HOLDER = rx(
+    r"\ba nombre de quien\b", r"\b(titular|dueno|duena) de(l| la| mi| un| una)? (cuenta|servicio|factura)\b",
+    r"\bnombre del (titular|suscriptor|subscriptor)\b", r"\bwho(se name| is)? (is )?the account (holder|owner)\b",
+    r"\bmy account (details|information|info|data)\b|\binformacion de mi cuenta\b|\bdatos de mi cuenta\b",
+)
+_PAID = rx(
+    r"\b(que|cuales) pagos (he|hemos|se han|se ha|tengo)\b", r"\bque se ha pagado\b",
+    r"\bdid (you|u) (get|receive) my payment\b", r"\b(mi|el) pago (no )?(ha )?(llego|aparece|se reflej|registr)",
+    r"\bmy payments?\b.{0,20}\b(history|made|went through|received|arrived|show)",
+    r"\b(ya )?pague\b.{0,40}\b(no (me )?(aparece|sale|refleja|registra|llega)|todavia|aun)\b",
+    r"\bi (already |have )?paid\b.{0,40}\b(not|isn'?t|hasn'?t|still)\b",
+)
+_EXPLAIN = rx(r"\bexpli(ca|que|quen|came|queme|quenme)\w* (la|mi) factura\b", r"\bexplain my (bill|invoice)\b")
+# Seeing, finding or downloading a bill is about the customer's own one when "my", a number, a month or its
+# issuer makes it specific; "how do I get a copy of the invoice" asks how, and stays a question for the documents.
+_FETCH = (r"(check\w*|see\w*|view\w*|locat\w*|find\w*|get\w*|download\w*|look (at|for)|looking for|take a (quick )?look|"
+          r"ver|revisar|consultar|descargar|bajar|buscar|consegu\w*|obtener|mirar)")
+_SPECIFIC = rx(
+    r"\b(my|mis|mi|our|nuestr[ao]s?)\s+(last |latest |recent |previous |current )?(bills?|invoices?|facturas?|recibos?|"
+    r"statements?)\b",
+    rf"\b{_RECORD}\s+(from|de|del)\s+(mr|ms|mrs|miss|sr|sra|srta|[a-z]+\s+[a-z]+\b(?<!\bthe\b))",
+    r"\b(bills?|invoices?|facturas?|recibos?)\s+(from|de|del)\s+(enero|febrero|marzo|abril|mayo|junio|julio|agosto|"
+    r"septiembre|octubre|noviembre|diciembre|january|february|march|april|may|june|july|august|september|october|"
+    r"november|december|last month|el mes pasado|this month|este mes|\w+ (purchases|months) ago)\b",
+)
+_FETCHES = rx(rf"\b{_FETCH}\b.{{0,40}}\b(bills?|invoices?|facturas?|recibos?|statements?)\b",
+              r"^\W*(check|see|view|download|get|ver|revisar|consultar|descargar)\s+(the\s+|my\s+|la\s+|mi\s+)?"
+              r"(bills?|invoices?|facturas?|recibos?)\W*$")
+
+
+def own_records(meant: str) -> str:
+    """Return why the message points at the customer's own records ("" when it does not)."""
+    if _BANK_DETAILS.search(meant):
+        return ""  # the provider's bank account number to pay into is a policy, not the customer's records
+    for name, pattern in (("a bill or account number", _NUMBERED), ("what is owed", _OWED), ("a charge", _CHARGED),
+                          ("the account's holder", _HOLDER), ("payments made", _PAID), ("explain my bill", _EXPLAIN)):
+        if pattern.search(meant):
+            return name
+    if _FETCHES.search(meant) and (_SPECIFIC.search(meant) or not _asks_how(meant)):
+        return "a specific bill"
+    return ""
+
+
+_BANK_DETAILS = rx(r"\b(bank account|cuenta bancaria|cuenta del banco|numero de cuenta (de|del) (banco|ustedes|la empresa))\b")
+_HOW = rx(r"\b(como|how (do|can|could|would) (i|you|we)|how to|donde|where)\b")
+
+
+def _asks_how(meant: str) -> bool:
+    return bool(_HOW.search(meant))

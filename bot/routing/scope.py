@@ -1,0 +1,72 @@
+"""What the message is about: a policy the help center explains, or something outside plans, bills and payments.
+
+Pure: no Django. Two readings the routing rules need:
+- `asks_about_policy`: it wants to know a policy — what a fee or charge is, which payment methods are
+  accepted, what the refund or cancellation terms are — in whatever words ("I need help checking the early
+  termination charge", "quiero ver las formas de pago", "tell me about your refund policy");
+- `outside_scope`: it is about something this assistant does not handle at all — orders, purchases and
+  deliveries, newsletters, passwords and PINs, loans and financing, other kinds of accounts, power cuts.
+  A question about it goes the document path and the answer path declines it ("not something I can help
+  with") instead of quoting an unrelated policy; a request goes the unsupported path and is declined the same
+  way. Neither spends an agent's time.
+"""
+
+from __future__ import annotations
+
+from bot.routing.text import rx
+
+_POLICY_OBJECT = (r"(fees?|charges?|penalt(y|ies)|polic(y|ies)|payment (methods?|options?|modalities|modes?)|"
+                  r"(methods?|options?|modalities|ways?) (of|to|for) pay\w*|accepted payment|modalities|guarantee|"
+                  r"terms|conditions|requirements|rates?|prices?|pricing|plans?|tarifas?|precios?|costos?|"
+                  r"recargos?|multas?|penalidad(es)?|comision(es)?|politicas?|condiciones|requisitos|"
+                  r"(formas?|metodos?|medios?|opciones) de pago|garantia|reembolsos?|devoluciones|refunds?|"
+                  r"reimburse\w*|money back|cancellation|termination|early (exit|termination)|withdrawal|late payment|"
+                  r"mora|reconexion|reconnection|planes)")
+_LEARN = (r"(see\w*|check\w*|know|list\w*|find out|learn|view\w*|understand|read|tell me|information|info|details|"
+          r"explain|ver|conocer|saber|consultar|revisar|informacion|informar\w*|explica\w*|cuales son|cual es|what are|"
+          r"what is|what's|whats|which)")
+_POLICY = rx(
+    rf"\b{_LEARN}\b.{{0,40}}\b{_POLICY_OBJECT}\b", rf"^\W*{_POLICY_OBJECT}(\s+\w+)?\W*$",
+    r"^\W*(have|do|does|are|is|did) (you|there|your|ya|u)\b",
+    # Paying late or not at all: what follows is the late-payment policy ("I forgot to pay my bill on time").
+    r"\b(forgot|forget|did not|didn'?t|won'?t be able|will not be able|cannot|can'?t|couldn'?t|unable) (to )?pay\w*\b"
+    r".{0,30}\b(on time|in time|this month|a tiempo)\b",
+    r"\b(no pude|no voy a poder|no puedo|se me olvido|olvide|no alcance a) pagar\b",
+    # Where and how one pays: online, by phone, with a card or Zelle.
+    r"\b(pay\w*|pag(ar|o|ue|a))\b.{0,25}\b(online|on ?line|internet|web|app|from my phone|by phone|card|zelle|"
+    r"en linea|por internet|con tarjeta|por la app)\b",
+)
+
+_OUTSIDE = rx(
+    # Orders, purchases, products and deliveries.
+    r"\b(my|the|an|your|this|that|of|an?) orders?\b|\border\s*(#|no\.?|number|\d)|\b(track\w*|place|cancel\w*) "
+    r"(an? |my |the )?orders?\b",
+    r"\b(pedidos?|compras? en linea|productos?|products?|articulos?|articles?|items? i bought|purchases?|purchas\w*|"
+    r"shop\w*|comprar (algo|un|una|productos?)|buy (something|some|several|a product|products?|your))\b",
+    r"\b(shipping|deliver\w*|envios?|despachos?|domicilios?|shipment|address (change|update))\b",
+    # Newsletters, passwords and PINs, other kinds of accounts.
+    r"\b(newsletter|boletin|mailing list)\b",
+    r"\b(password|passcode|contrasena|pin( code)?|codigo pin|profile key|user ?name|usuario y clave)\b",
+    r"\b(pro|gold|silver|standard|premium|platinum|user|profile|bank|savings|freemium) accounts?\b|\bopen (an?|a new) "
+    r"\w* ?account\b|\babrir una cuenta\b|\bsign ?up\b|\bregistrarme\b",
+    # Loans and financing, the status of another company's claim process.
+    r"\b(creditos?|prestamos?|financiacion|finaciacion|financiamiento|loans?|financing|mortgage|hipoteca|"
+    r"cuotas del credito)\b",
+    r"\b(pqrs?|radicado)\b",
+    # Power cuts (the bill "de luz" is read as the bill before this runs).
+    r"\b(se fue la luz|no hay luz|sin luz|corte de luz|apagon|power (cut|outage)|blackout)\b",
+)
+
+
+def asks_about_policy(meant: str) -> bool:
+    """Whether the message asks to know a policy: a fee, a charge, the payment methods, refund or cancellation terms."""
+    return bool(_POLICY.search(meant))
+
+
+# A bill named in the message keeps it in scope ("check invoices from four purchases ago" is about invoices).
+_BILL = rx(r"\b(facturas?|recibos?|invoices?|bills?|statements?)\b")
+
+
+def outside_scope(meant: str) -> bool:
+    """Whether the message is about something other than plans, bills and payments."""
+    return bool(_OUTSIDE.search(meant)) and not _BILL.search(meant)

@@ -1,0 +1,55 @@
+"""The text the routing rules read: folded, with regional words read as customers mean them. Pure: no Django.
+
+Venezuelan and Colombian Spanish say "cancelar" for paying an amount ("¿cuánto debo cancelar?", "ya
+cancelé la factura") and call a utility bill by what it bills ("la luz está carísima", "¿hasta cuándo
+puedo pagar la luz?"). Read literally, the first asks to end the service and the second is about
+electricity. The rules read the message as meant: "cancelar" about an amount or a bill is paying, and
+"la luz" or "la energía" about paying, an amount or a bill is the bill — while a power cut ("se fue la
+luz", "no hay luz") stays a power cut, which this assistant cannot help with.
+"""
+
+from __future__ import annotations
+
+import re
+
+from core.text import fold
+
+_REPEATS = re.compile(r"([a-z])\1{2,}")
+
+
+def rx(*patterns: str) -> re.Pattern:
+    return re.compile("|".join(f"(?:{p})" for p in patterns))
+
+
+_CANCEL = r"cancel(?:ar|o|a|e|amos|aron|aste|ado|ada|ados|e|ando)"
+_BILLED = (r"(?:la |el |mi |mis |los |las |lo que |todo lo que )?(?:factura|facturas|recibo|recibos|deuda|saldo|monto|"
+           r"mensualidad|cuota|cuotas|pendiente|total|luz|energia|agua|gas|servicio de (?:la )?(?:luz|energia|agua|gas))")
+_CANCEL_IS_PAY = rx(
+    rf"\b(?:cuanto|monto|cuanto es lo que)\b[^.?!]{{0,25}}\b{_CANCEL}\b",
+    rf"\b(?:debo|tengo que|hay que|me toca|voy a|puedo|quiero|necesito)\s+{_CANCEL}\b(?!\s+(?:el|mi)\s+"
+    r"(?:plan|contrato|servicio de internet|suscripcion|cuenta)\b)",
+    rf"\b{_CANCEL}\s+{_BILLED}\b",
+    rf"\b(?:ya|se ha|se han|he|hemos|ya lo|ya la)\s+{_CANCEL}\b",
+    rf"\b{_CANCEL}\s+(?:por|con|en|a tiempo|antes|ayer|hoy|anoche|esta (?:manana|tarde|semana)|el (?:lunes|martes|"
+    r"miercoles|jueves|viernes|sabado|domingo|mes pasado|dia|\d+)|la semana|hace)\b",
+)
+_POWER_CUT = rx(r"\b(?:se fue|se va|sin|no hay|no tengo|corte de|cortaron|apagon|se corto|se cae) (?:la )?(?:luz|energia)\b",
+                r"\bapagon\b")
+_UTILITY_BILL = rx(r"\b(?:la |el recibo de (?:la )?|el servicio de (?:la )?|la factura de (?:la )?)?(?:luz|energia)\b")
+
+
+def _pay(match: re.Match) -> str:
+    def verb(found: re.Match) -> str:
+        ending = found.group(0)[len("cancel"):]
+        return ("pagu" if ending.startswith("e") else "pag") + ending  # cancelé → pagué, cancelar → pagar
+
+    return re.sub(_CANCEL, verb, match.group(0))
+
+
+def read_as_meant(text: str) -> str:
+    """Return the message folded (lower case, no accents, ñ kept, letters not tripled), regional words read as meant."""
+    folded = _REPEATS.sub(r"\1\1", fold(text, case="lower", keep_enye=True))
+    folded = _CANCEL_IS_PAY.sub(_pay, folded)
+    if not _POWER_CUT.search(folded):
+        folded = _UTILITY_BILL.sub("la factura", folded)
+    return folded

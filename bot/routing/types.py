@@ -1,0 +1,38 @@
+"""The routes a message can take and the routing decision the turn records. Pure: no Django."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+
+class Route(StrEnum):
+    DOCUMENT = "document"
+    ACCOUNT = "account"
+    HUMAN = "human"
+    UNSUPPORTED = "unsupported"
+    MEDIA = "media"
+    SMALLTALK = "smalltalk"
+
+
+class Courtesy(StrEnum):
+    """What kind of small talk a message is; the reply (or silence) depends on it."""
+
+    GREETING = "greeting"
+    THANKS = "thanks"
+    ACK = "ack"
+    FAREWELL = "farewell"
+
+
+@dataclass(frozen=True)
+class Routing:
+    route: Route
+    language: str
+    capability: str = ""  # billing capability for account questions (and account evidence on the document path)
+    rule: str = ""  # the rule that decided, or the classifier that did, for the trace
+    confidence: float = 1.0  # the classifier's probability for the route; 1.0 when a rule decided
+    unsure: bool = False  # confidence below the threshold
+    account_evidence: bool = False  # a document question about the customer's own bill: add their facts if known
+    courtesy: Courtesy | None = None  # for small talk: greeting, thanks, acknowledgement or farewell
+    out_of_scope: bool = False  # about something other than plans, bills and payments: the bot declines it
+    version: str = ""  # the router that decided (set by the caller, who knows the examples and the model)
