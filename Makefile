@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: demo test venv install install-dev migrate serve worker beat db-stop bench gate gate-ci gate-baseline clean
+.PHONY: demo test venv install install-dev migrate serve worker beat db-stop bench chaos chaos-ci capacity gate gate-ci gate-baseline clean
 
 # An unset environment is production's (debug off, HTTPS-only cookies, redirect to HTTPS, HSTS). The demo,
 # the tests, the gate and the benchmarks run on plain http on loopback, so they take the development values
@@ -57,11 +57,11 @@ test: install-dev
 	$(BIN)/python -m coverage report --include=bot/grounding.py --fail-under=100 --show-missing
 
 # The release gate: the sample golden set through the whole answer path offline (template writer, offline
-# judge unless a model is configured), against the committed baseline run. Any decision but go fails the
-# target. `gate-ci` is what CI runs (gates_ci.toml: the same gates, except that a must-pass case already
-# failing in the baseline is reported, not blocking): block (1) fails it, iterate (2) passes with a warning. After a change
-# that is meant to move the figures, `make gate-baseline` rewrites the baseline file (commit it with the
-# change, saying why).
+# judge unless a model is configured, calibrated on the committed human labels), against the committed baseline
+# run. A failing must-pass case always blocks; a baseline that holds one is refused. `gate-ci` is what CI runs
+# (gates_ci.toml: the same gates, the corrected pass rate required): block (1) fails it, iterate (2) passes with
+# a warning. After a change that is meant to move the figures, `make gate-baseline` rewrites the baseline file
+# (commit it with the change, saying why); it refuses to write a run in which a must-pass case fails.
 GATE_FILE ?= evals/fixtures/gates.toml
 GATE_CI_FILE ?= evals/fixtures/gates_ci.toml
 GATE_BASELINE ?= evals/fixtures/gate_baseline.json
@@ -69,24 +69,29 @@ gate: install migrate
 	$(BIN)/python manage.py kb_import kb/sample
 	$(BIN)/python manage.py gate --gates $(GATE_FILE) --baseline $(GATE_BASELINE) $(GATE_ARGS)
 
+# Exit 2 is an iterate decision only when the gate printed one (argparse also exits 2 on a usage error).
 gate-ci: install migrate
 	$(BIN)/python manage.py kb_import kb/sample
-	@code=0; $(BIN)/python manage.py gate --gates $(GATE_CI_FILE) --baseline $(GATE_BASELINE) $(GATE_ARGS) || code=$$?; \
-	if [ $$code -eq 2 ]; then echo "gate: ITERATE — thresholds missed, nothing blocking; CI passes with this warning"; \
-	elif [ $$code -ne 0 ]; then echo "gate: BLOCK (exit $$code)"; exit $$code; fi
+	@mkdir -p var; code=0; $(BIN)/python manage.py gate --gates $(GATE_CI_FILE) --baseline $(GATE_BASELINE) \
+	  $(GATE_ARGS) > var/gate-ci.out 2>&1 || code=$$?; cat var/gate-ci.out; \
+	if [ $$code -eq 2 ] && grep -q '^decision: iterate' var/gate-ci.out; then \
+	  echo "gate: ITERATE — thresholds missed, nothing blocking; CI passes with this warning"; \
+	elif [ $$code -ne 0 ]; then echo "gate: BLOCK (exit $$code)"; exit 1; fi
 
 gate-baseline: install migrate
 	$(BIN)/python manage.py kb_import kb/sample
-	$(BIN)/python manage.py gate --gates $(GATE_FILE) --save-run $(GATE_BASELINE) $(GATE_ARGS) || true
+	$(BIN)/python manage.py gate --gates $(GATE_FILE) --save-run $(GATE_BASELINE) $(GATE_ARGS)
 
 # The web server: static files collected (WhiteNoise serves them, hashed and compressed), migrations applied,
 # then gunicorn. WEB_CONCURRENCY worker processes (default 2); HOST=0.0.0.0 to listen beyond loopback.
 serve: install
 	$(BIN)/python manage.py collectstatic --noinput
 	$(BIN)/python manage.py migrate --noinput
+	$(BIN)/python manage.py warm
 	$(BIN)/gunicorn config.wsgi --bind $(HOST):$(PORT) --workers $${WEB_CONCURRENCY:-2}
 
 worker: install
+	$(BIN)/python manage.py warm
 	$(BIN)/celery -A config worker --loglevel=info
 
 # Exactly one beat per deployment: it queues the sweep of unanswered inbound messages every BOT_REQUEUE_EVERY_S.
@@ -106,6 +111,19 @@ bench: install-dev
 	$(BIN)/python bench/traces.py
 	$(BIN)/python bench/inbox.py
 	$(BIN)/python bench/dashboard.py
+
+# The fault run (bench/chaos.py): gunicorn, a Celery worker and beat, private Redis servers, the billing simulator,
+# a recording Graph API and an embedded PostgreSQL of its own, with production settings; each fault during a burst
+# of customers, then what became of every message. chaos-ci is CI's bounded part: the database restart only.
+chaos: install-dev
+	$(BIN)/python bench/chaos.py
+
+chaos-ci: install-dev
+	$(BIN)/python bench/chaos.py --faults db_restart --messages 60 --quiet 10
+
+# Capacity at steady rates (bench/capacity.py): about 20 minutes per writer and worker count at 60 s a rate.
+capacity: install-dev
+	$(BIN)/python bench/capacity.py $(CAPACITY_ARGS)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .coverage

@@ -80,7 +80,7 @@ _sample_kb_report: list = []
 @pytest.fixture
 def healthy_billing():
     """Yield the in-process billing simulator with no fault and a closed circuit; leave it that way."""
-    from billing.client import billing_breaker
+    from billing.api.client import billing_breaker
     from billing.simulator.mounted import shared_simulator
 
     simulator = shared_simulator()

@@ -31,11 +31,11 @@ from django.core.management import call_command
 
 import httpx
 
-from billing.client import BillingClient
+from billing.api.breaker import CircuitBreaker, MemoryStore, Policy
+from billing.api.breaker_store import DatabaseStore, RedisStore
+from billing.api.client import BillingClient
 from billing.simulator import BillingSimulator, serve_in_thread
 from billing.simulator.transport import InProcessTransport
-from billing.breaker import CircuitBreaker, MemoryStore, Policy
-from billing.breaker_store import DatabaseStore, RedisStore
 
 AS_OF = date(2026, 10, 20)
 TOKEN = "sim-token"

@@ -11,7 +11,7 @@
   0.1 % of the turns each. `--reuse` keeps an already loaded table of the right size.
 * Rollups: the full 90-day rebuild (`rollups_rebuild`, what `manage.py rollups_rebuild` runs) once, then the
   hourly beat task's work (`rollups_roll_recent` after un-rolling the last hour), `--repeats` times.
-* Views: the dashboard of every range and slice (`traces.dashboard_views.build`, the exact queries the page
+* Views: the dashboard of every range and slice (`traces.views.dashboard_sections.dashboard_build`, the exact queries the page
   runs), and its CSV, timed as a whole and, for 30 and 90 days, per query and as the whole rendered page;
   before them the rollup tables are vacuumed as autovacuum would have done after the rebuild. Baseline, same
   run: the dial's per-day counts read straight from the traces for the same range — what the page would cost
@@ -200,15 +200,18 @@ BROKEN_DOWN = ("30 days", "90 days (custom)")  # the views whose queries are tim
 
 def views(repeats: int) -> None:
     from django.conf import settings
+    from django.contrib.auth import get_user_model
     from django.db import connection
     from django.http import QueryDict
     from django.utils import timezone
 
-    from traces import dashboard, dashboard_views
+    from traces import dashboard
     from traces.models import Configuration, Trace
+    from traces.views.dashboard_request import parse_request
+    from traces.views.dashboard_sections import dashboard_build
 
     fps = list(Configuration.objects.order_by("first_seen_at").values_list("fingerprint", flat=True))
-    agent = (dashboard_views.get_user_model().objects.filter(username="bench-agent-1").values_list("pk", flat=True)
+    agent = (get_user_model().objects.filter(username="bench-agent-1").values_list("pk", flat=True)
              .first())
     rng = random.Random(2026)
     cases = [
@@ -255,12 +258,11 @@ def views(repeats: int) -> None:
         for i in range(repeats + 1):
             query = QueryDict(mutable=True)
             query.update(make())
-            parsed = dashboard_views.parse_request(query, today=timezone.localdate(now),
-                                                   agent_id=agent if scope == "own" else None)
+            parsed = parse_request(query, today=timezone.localdate(now), agent_id=agent if scope == "own" else None)
             per_query.clear() if i == 1 else None  # after the warm-up, as the view's own timings
             with connection.execute_wrapper(timed):
                 started = time.perf_counter()
-                dashboard_views.build(parsed, scope=scope, now=clock.now())
+                dashboard_build(parsed, scope=scope, now=clock.now())
                 elapsed = (time.perf_counter() - started) * 1000
             if i:  # one warm-up
                 timings.append(elapsed)
@@ -286,7 +288,7 @@ def pages(repeats: int, cases) -> None:
     from django.test import RequestFactory
 
     from core.roles import ensure_roles
-    from traces.dashboard_views import dashboard_page
+    from traces.views.dashboard import dashboard_page
 
     ensure_roles()
     supervisor = get_user_model().objects.get_or_create(username="bench-supervisor")[0]

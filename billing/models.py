@@ -8,7 +8,7 @@ from core.fields import ClockDateTimeField
 class BreakerState(models.Model):
     """One circuit breaker's state, shared by every web and worker process (when Redis is not configured).
 
-    Written only through billing.breaker_store.DatabaseStore, under SELECT … FOR UPDATE; times are
+    Written only through billing.api.breaker_store.DatabaseStore, under SELECT … FOR UPDATE; times are
     epoch seconds from the breaker's injected clock, not database time.
     """
 

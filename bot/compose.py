@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 from datetime import date
 from decimal import Decimal
 
-from billing.evidence import PRIMARY, KeyFigure
-from billing.money import money_text, rate_text
+from billing.answers.evidence import PRIMARY, KeyFigure
+from billing.answers.money import money_text, rate_text
 
 
 @dataclass(frozen=True)

@@ -8,20 +8,35 @@ import datetime as dt
 
 from celery import shared_task
 from django.conf import settings
+from django.db import DatabaseError
 
 from bot.requeue import unanswered_requeue
 from bot.turn import run_turn
+from core import db_faults
+from core.tasks import queue_backlog
+
+DATABASE_RETRIES = 6
 
 
-@shared_task(name="bot.handle_inbound", acks_late=True, ignore_result=True)
-def handle_inbound(message_id: int) -> None:
-    """Run the bot turn for one inbound message (idempotent: a second run for the same message does nothing)."""
-    run_turn(message_id=message_id)
+@shared_task(name="bot.handle_inbound", bind=True, acks_late=True, ignore_result=True,
+             max_retries=DATABASE_RETRIES)
+def handle_inbound(self, message_id: int) -> None:
+    """Run the bot turn for one inbound message (idempotent: a second run for the same message does nothing).
+
+    While the database is away (a restart, a lost connection) the turn is tried again after 1, 2, 4, 8, 15 and
+    15 s instead of waiting for the sweep; a turn cut after it claimed its message is the lease's to recover.
+    """
+    try:
+        run_turn(message_id=message_id)
+    except DatabaseError as exc:
+        if not db_faults.is_passing(exc):
+            raise
+        raise self.retry(exc=exc, countdown=min(2 ** self.request.retries, 15)) from exc
 
 
 @shared_task(name="bot.requeue_unanswered", ignore_result=True)
 def requeue_unanswered() -> int:
     """Queue the turns of inbound messages that no turn answered (run every minute by Celery beat)."""
-    return len(unanswered_requeue(queue=handle_inbound.delay,
+    return len(unanswered_requeue(queue=handle_inbound.delay, backlog=queue_backlog(),
                                   min_age=dt.timedelta(seconds=settings.BOT_REQUEUE_AFTER_S),
                                   max_age=dt.timedelta(hours=settings.BOT_REQUEUE_MAX_AGE_H)))

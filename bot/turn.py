@@ -16,7 +16,7 @@ from dataclasses import replace
 
 from django.db import transaction
 
-from billing.client import billing_client
+from billing.api.client import billing_client
 from bot import clarify, identify
 from bot.answering import answer
 from bot.configuration import configuration_parts
@@ -30,10 +30,10 @@ from bot.routing.decision import CLASSIFIER_SOURCES, yield_to_published_number
 from bot.routing.types import Route
 from bot.smalltalk import small_talk_reply
 from bot.writer import get_writer
+from desk.channel import UNREADABLE_KINDS
 from desk.models import Message
 from desk.services import bot_reply_record, conversation_escalate
 from desk.turns import TurnLease, turn_state_save
-from desk.whatsapp import UNREADABLE_KINDS
 from kb.search import current_index_version
 from kb.selectors import documents_publishing
 from traces.draft import TraceDraft

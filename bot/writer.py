@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
-from billing.evidence import KeyFigure as TurnKeyFigure
+from billing.answers.evidence import KeyFigure as TurnKeyFigure
 from bot.compose import FACTS_ONLY_UNSURE, FactItem, plan_answer
 from bot.grounding import Evidence, KeyFigure
 from bot.llm import ModelCallError, openai_client, structured_completion

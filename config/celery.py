@@ -3,6 +3,7 @@
 import os
 
 from celery import Celery
+from celery.signals import worker_process_init
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
@@ -20,3 +21,11 @@ def health_check() -> dict:
         cursor.execute("SELECT current_database(), (SELECT extversion FROM pg_extension WHERE extname = 'vector')")
         database, pgvector = cursor.fetchone()
     return {"database": database, "pgvector": pgvector}
+
+
+@worker_process_init.connect
+def warm_worker_process(**kwargs) -> None:
+    """Load the bot's models as each worker process starts, so its first turn is as fast as the rest."""
+    from bot.warmup import warm  # after Django is set up: this module is imported while settings load
+
+    warm()

@@ -93,6 +93,7 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "core.cache_control.PrivatePagesMiddleware",  # signed-in pages: Cache-Control no-store
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
@@ -137,8 +138,10 @@ TEMPLATES = [
 
 # Database: DATABASE_URL when set; otherwise the embedded PostgreSQL 18 + pgvector in var/pgdata,
 # started by the config.pgembedded backend on the first connection.
+# A kept connection is checked before a request (or task) reuses it, so one that a database restart broke is
+# replaced instead of failing the first request of every process after the restart.
 if env("DATABASE_URL"):
-    DATABASES = {"default": dj_database_url.parse(env("DATABASE_URL"), conn_max_age=60)}
+    DATABASES = {"default": dj_database_url.parse(env("DATABASE_URL"), conn_max_age=60, conn_health_checks=True)}
 else:
     DATABASES = {
         "default": {
@@ -147,6 +150,7 @@ else:
             "USER": "postgres",
             "HOST": "",  # filled in with the server's socket directory at connect time
             "CONN_MAX_AGE": 60,
+            "CONN_HEALTH_CHECKS": True,
         }
     }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
@@ -167,6 +171,11 @@ AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True  # "N failures" means N in a row, not N since the account was made
 AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False  # the lock ends LOGIN_COOLOFF_MINUTES after it began
 AXES_LOCKOUT_CALLABLE = "config.login_throttle.login_locked_out"
+# Password spraying: failures from one address across usernames, within LOGIN_COOLOFF_MINUTES, lock the address
+# at this many (0: no per-address limit). Counted from axes' failure log.
+LOGIN_ADDRESS_FAILURE_LIMIT = env_int("LOGIN_ADDRESS_FAILURE_LIMIT", 20)
+AXES_ENABLE_ACCESS_FAILURE_LOG = True
+AXES_HANDLER = "config.login_throttle.AddressLimitHandler"
 # Behind reverse proxies the socket's peer is the proxy: count them so the client's own address is throttled.
 LOGIN_PROXY_COUNT = env_int("LOGIN_PROXY_COUNT", 0)
 AXES_CLIENT_IP_CALLABLE = "config.login_throttle.client_address"
@@ -225,6 +234,9 @@ CELERY_TASK_ACKS_LATE = True
 # A worker killed mid-task gives the task back to the broker at once (not after the visibility timeout).
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# Each worker process loads the bot's models as it starts (bot/warmup.py), a few seconds on a busy machine: more
+# than Celery's default 4 s wait for a new process, which would kill and restart it for ever.
+CELERY_WORKER_PROC_ALIVE_TIMEOUT = 60.0
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 
@@ -240,8 +252,12 @@ DASHBOARD_ROLLUP_MINUTE = env_int("DASHBOARD_ROLLUP_MINUTE", 5)
 # The dashboard's hourly rollups: a few minutes past each hour, the hour just completed (and any the beat missed,
 # up to two days) is rolled, and the hours of turns marked wrong, complained about or first answered by a
 # person since are rolled again (traces/rollups.py).
+# A reply still waiting to be sent this long after it was written (its delivery lost with the broker's queue,
+# or never queued) is queued again by the same beat interval (desk/delivery.py).
+DESK_REDELIVER_AFTER_S = env_int("DESK_REDELIVER_AFTER_S", 30)
 CELERY_BEAT_SCHEDULE = {
     "requeue-unanswered": {"task": "bot.requeue_unanswered", "schedule": BOT_REQUEUE_EVERY_S},
+    "requeue-undelivered": {"task": "desk.requeue_undelivered", "schedule": BOT_REQUEUE_EVERY_S},
     "roll-hours": {"task": "traces.roll_hours", "schedule": crontab(minute=DASHBOARD_ROLLUP_MINUTE)},
 }
 
@@ -257,6 +273,9 @@ EMBEDDINGS_BASE_URL = env("EMBEDDINGS_BASE_URL")
 EMBEDDINGS_MODEL = env("EMBEDDINGS_MODEL", "text-embedding-3-small")
 EMBEDDINGS_API_KEY = env("EMBEDDINGS_API_KEY")
 EMBEDDINGS_DIM = env_int("EMBEDDINGS_DIM", 0)  # 0: ask the endpoint once
+# OpenMP threads of the in-process model in each process (unless OMP_NUM_THREADS is set); 0: the library's own
+# choice. Worker processes give the parallelism: threads inside each one only contend for the same cores.
+EMBEDDINGS_THREADS = env_int("EMBEDDINGS_THREADS", 1)
 # A directory of the in-process model's vectors by (model, sha256 of the text): the test suite sets it so a
 # knowledge base is embedded once across processes. Empty: every text goes to the model.
 EMBEDDINGS_CACHE_DIR = env("EMBEDDINGS_CACHE_DIR")
@@ -290,6 +309,18 @@ BILLING_BREAKER_COOLDOWN_S = env_float("BILLING_BREAKER_COOLDOWN_S", 30.0)
 BILLING_SIM_FAULT = env("BILLING_SIM_FAULT")  # e.g. "503", "timeout", "reset", "malformed", "latency:200"
 # POST /sim/billing/_sim/fault breaks billing for the whole process: a demo and test tool, off in production.
 BILLING_SIM_FAULTS_ENABLED = env_bool("BILLING_SIM_FAULTS_ENABLED", DEBUG)
+# The simulator over HTTP at /sim/billing/ (the bot's in-process simulator needs no mount): the demo's and the
+# tests'; in production only when asked for.
+BILLING_SIM_MOUNTED = env_bool("BILLING_SIM_MOUNTED", DEBUG)
+BILLING_DEFAULT_TOKEN = "sim-token"
+if not DEBUG and BILLING_API_TOKEN == BILLING_DEFAULT_TOKEN and (BILLING_SIM_MOUNTED or BILLING_API_BASE_URL):
+    raise RuntimeError(
+        f"BILLING_API_TOKEN is the public default {BILLING_DEFAULT_TOKEN!r} with DJANGO_DEBUG off"
+        + (" and the billing simulator mounted at /sim/billing/ (BILLING_SIM_MOUNTED=1): anyone who knows the "
+           "default could read its customers" if BILLING_SIM_MOUNTED else
+           f" and a billing API at {BILLING_API_BASE_URL}: it would refuse every call")
+        + ". Set BILLING_API_TOKEN to your billing API's token (or a secret of your own for the simulator)"
+        + (", or leave BILLING_SIM_MOUNTED unset." if BILLING_SIM_MOUNTED else "."))
 
 # The bot turn
 BOT_MAX_REWRITES = env_int("BOT_MAX_REWRITES", 2)
@@ -325,3 +356,7 @@ DESK_WAIT_AMBER_MINUTES = env_int("DESK_WAIT_AMBER_MINUTES", 5)
 DESK_WAIT_RED_MINUTES = env_int("DESK_WAIT_RED_MINUTES", 15)
 # A customer writing to a resolved conversation reopens it to the bot, or to the humans when this is on.
 DESK_REOPEN_TO_HUMAN = env_bool("DESK_REOPEN_TO_HUMAN", False)
+# The web chat at /chat/: on in the demo and the tests (debug), where anyone may talk to the bot; in production
+# off unless turned on, and then only for signed-in staff ("try the bot"), never anonymous visitors.
+WEBCHAT_ENABLED = env_bool("WEBCHAT_ENABLED", DEBUG)
+WEBCHAT_ANONYMOUS = DEBUG  # not a variable of its own: anonymous visitors only ever with debug on

@@ -1,3 +1,4 @@
+from django.conf import settings
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
@@ -13,9 +14,10 @@ urlpatterns = [
     path("kb/", include("kb.urls")),
     path("traces/", include("traces.urls")),
     path("dashboard/", include("traces.dashboard_urls")),
-    path("sim/billing/", include("billing.simulator.urls")),
     path("", include("desk.urls")),
 ]
+if settings.BILLING_SIM_MOUNTED:  # the demo's and the tests'; in production only when BILLING_SIM_MOUNTED asks
+    urlpatterns.insert(-1, path("sim/billing/", include("billing.simulator.urls")))
 
 handler400 = "config.views.bad_request"
 handler403 = "config.views.permission_denied"

@@ -1,5 +1,6 @@
 """Staff roles: the four groups, what each may do, and the navigation each sees."""
 
+from django.conf import settings
 from django.urls import NoReverseMatch, reverse
 
 # group name -> "app_label.codename" of each permission. Each room declares its own on one of its models
@@ -44,6 +45,8 @@ def navigation(request):
     links = []
     for label, url_name, perm in NAVIGATION:
         if perm and not any(user.has_perm(p) for p in ((perm,) if isinstance(perm, str) else perm)):
+            continue
+        if url_name == "desk:chat" and not settings.WEBCHAT_ENABLED:
             continue
         try:
             links.append({"label": label, "url": reverse(url_name)})

@@ -11,10 +11,10 @@ from django.db import transaction
 
 from core import clock
 from desk.access import require_desk_worker
+from desk.channel import InboundMessage
 from desk.disagreement import may_disagree, negative_reaction, suspected_complaint
 from desk.models import ComplaintSignal, Contact, Event, Message
 from desk.services import DeskActionError
-from desk.whatsapp import InboundMessage
 
 Source, Certainty = ComplaintSignal.Source, ComplaintSignal.Certainty
 

@@ -17,12 +17,14 @@ from django.db import transaction
 from django.db.models import QuerySet, Sum
 from django.shortcuts import get_object_or_404
 
-from billing.client import billing_client
-from billing.findings import find_payments
+from billing.answers.findings.payments import find_payments
+from billing.api.client import billing_client
 from billing.records import parse_invoice, parse_payment
 from core import clock, params
-from desk.access import require_desk_worker
+from desk import rules
+from desk.access import conversation_verdict, require_desk_worker
 from desk.models import Conversation, CreditNoteRequest, Event
+from desk.services import DeskActionError
 
 logger = logging.getLogger(__name__)
 
@@ -40,6 +42,17 @@ class CreditNoteError(Exception):
 
 class BillingUnavailable(CreditNoteError):
     """Billing could not be asked (outage or open circuit): nothing was saved."""
+
+
+class HeldByAnother(CreditNoteError, DeskActionError):
+    """Another agent holds the conversation: only they or a supervisor propose on it (desk.rules)."""
+
+
+def _holder_allows(agent, conversation: Conversation) -> None:
+    """Raise HeldByAnother unless the holder rules let the agent propose a credit note on the conversation."""
+    verdict = conversation_verdict(agent, conversation, rules.Action.CREDIT_NOTE)
+    if not verdict.allowed:
+        raise HeldByAnother(verdict.message)
 
 
 # Who may do what ---------------------------------------------------------------------------------
@@ -191,7 +204,8 @@ def credit_note_propose(*, conversation: Conversation, agent, invoice_id: str, a
     """Propose a credit note on one of the conversation's customer's invoices; a supervisor decides.
 
     The invoice is checked against billing now (it exists, same currency, the amount fits in its total);
-    when billing cannot be asked nothing is saved. The same proposal submitted twice is one request.
+    when billing cannot be asked nothing is saved. The same proposal submitted twice is one request. While
+    another agent holds the conversation, only they or a supervisor may propose (HeldByAnother).
     """
     require_desk_worker(agent, "Only agents and supervisors propose credit notes.")
     invoice_id = (invoice_id or "").strip()
@@ -206,6 +220,7 @@ def credit_note_propose(*, conversation: Conversation, agent, invoice_id: str, a
         raise CreditNoteError("The currency is USD or VES.")
     if not invoice_id:
         raise CreditNoteError("Pick the invoice the credit note is for.")
+    _holder_allows(agent, conversation)  # before asking billing; again under the lock below
     customer_id = Conversation.objects.filter(pk=conversation.pk).values_list("contact__customer_id",
                                                                             flat=True).get()
     if not customer_id:
@@ -229,6 +244,7 @@ def credit_note_propose(*, conversation: Conversation, agent, invoice_id: str, a
     context = invoice_context(customer_id=customer_id, invoice=invoice)
     # Serialize proposals on one conversation: a double click waits here, then finds its twin.
     conversation = Conversation.objects.select_for_update().get(pk=conversation.pk)
+    _holder_allows(agent, conversation)
     twin = conversation.credit_notes.filter(
         status=CreditNoteRequest.Status.PENDING, invoice_id=invoice_id, amount=amount, currency=currency,
         reason=reason, proposed_by=agent,

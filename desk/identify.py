@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from billing.client import billing_client
+from billing.api.client import billing_client
 
 # The contract's patterns (billing/openapi.yaml): a lookup that cannot match is never sent.
 _NATIONAL_ID = re.compile(r"^[VEJPG]-?[0-9]{5,9}(-?[0-9])?$")

@@ -35,12 +35,13 @@ from django.db.models import Case, When
 from django.db.models.fields import NOT_PROVIDED
 from kombu.exceptions import OperationalError as BrokerError
 
-from core import clock
+from core import clock, db_faults
 from core.tasks import task_queue
+from desk.channel import InboundMessage
 from desk.complaints import followup_complaint_check, reaction_complaint_apply
 from desk.models import Channel, Contact, Conversation, Event, Message
 from desk.storable import text_capped
-from desk.whatsapp import InboundMessage, StatusUpdate, WebhookBatch
+from desk.whatsapp import StatusUpdate, WebhookBatch
 
 logger = logging.getLogger(__name__)
 
@@ -82,13 +83,15 @@ class StoreReport:
 def webhook_batch_store(*, batch: WebhookBatch) -> StoreReport:
     """Store the batch's new messages, apply its statuses, queue a bot turn per new message that wants one.
 
-    One transaction for the whole body. Should the database still refuse something the parser let
-    through, the body is stored again item by item, so the good messages are kept and only the
-    refused one is reported (with the reason) instead of the whole delivery failing.
+    One transaction for the whole body (run again after a serialization failure or a deadlock). Should the
+    database refuse something the parser let through, the body is stored again item by item, so the good
+    messages are kept and only the refused one is reported (with the reason) instead of the whole delivery
+    failing. When the database is away (restarting, unreachable, the conflicts outlasting their retries),
+    raise DatabaseUnavailable: nothing of the body is left half-stored by the failed transaction, and the
+    caller asks the sender to deliver it again (items stored before are then duplicates).
     """
     try:
-        with transaction.atomic():
-            return _batch_store(batch)
+        return db_faults.retrying(partial(_batch_store_atomic, batch), what="WhatsApp webhook body")
     except DatabaseError:
         logger.exception("WhatsApp webhook: the database refused the body; storing its items one by one")
     report = StoreReport()
@@ -96,12 +99,16 @@ def webhook_batch_store(*, batch: WebhookBatch) -> StoreReport:
     items += [(s.wamid, WebhookBatch(statuses=[s])) for s in batch.statuses]
     for wamid, item in items:
         try:
-            with transaction.atomic():
-                report.add(_batch_store(item))
+            report.add(db_faults.retrying(partial(_batch_store_atomic, item), what=f"WhatsApp item {wamid}"))
         except DatabaseError as exc:
             report.rejected.append(f"{wamid}: the database refused it ({type(exc).__name__})")
             logger.warning("WhatsApp item %s not stored: the database refused it (%s)", wamid, exc)
     return report
+
+
+def _batch_store_atomic(batch: WebhookBatch) -> StoreReport:
+    with transaction.atomic():
+        return _batch_store(batch)
 
 
 def _batch_store(batch: WebhookBatch) -> StoreReport:

@@ -147,6 +147,9 @@ class Message(models.Model):
                          name="desk_msg_verified_wrong"),
             # The minutely sweep for unanswered inbound messages reads the last day's inbound rows.
             models.Index(fields=["created_at"], condition=Q(direction="in"), name="desk_msg_inbound_created"),
+            # The delivery sweep reads the replies still waiting to be sent: a handful, whatever the table's size.
+            models.Index(fields=["created_at"], condition=Q(direction="out", status="queued"),
+                         name="desk_msg_outbound_queued"),
             # Message search: the GIN index finds rare words; newest-first pages of common words walk this one.
             GinIndex(fields=["search_vector"], name="desk_msg_text_search"),
             models.Index(fields=["created_at", "id"], name="desk_msg_created"),

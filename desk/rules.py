@@ -1,10 +1,11 @@
 """Who may do what to a conversation, given who holds it. Pure: no Django.
 
 A conversation is *held* while a person has it (the bot is silent and an agent is its assignee). While
-agent A holds it, only A or a supervisor may reply, hand it back, resolve, reassign, reopen or link the
-customer; anyone else who works the desk may add a private note or ask A to give it to them. A supervisor
-may take it over from A, saying why. Nobody replies to a conversation they have not taken over, and a
-resolved conversation is reopened before anything but a note or a link happens in it.
+agent A holds it, only A or a supervisor may reply, hand it back, resolve, reassign, reopen, link the
+customer, propose a credit note on it or mark one of its bot answers verified wrong; anyone else who works
+the desk may add a private note or ask A to give it to them. A supervisor may take it over from A, saying
+why. Nobody replies to a conversation they have not taken over, and a resolved conversation is reopened
+before anything but a note, a link, a credit note or a verified-wrong mark happens in it.
 
 The services enforce these verdicts under the conversation's row lock; the pages ask the same function
 which buttons to show, so a page never offers what the service would refuse.
@@ -26,6 +27,8 @@ class Action(StrEnum):
     TAKE_OVER = "take_over"
     REOPEN = "reopen"
     LINK = "link"  # link or unlink the billing customer
+    CREDIT_NOTE = "credit_note"  # propose a credit note on the customer's invoice
+    MARK_WRONG = "mark_wrong"  # mark one of the bot's answers in it verified wrong
 
 
 class Outcome(StrEnum):
@@ -86,7 +89,9 @@ def decide(action: Action, actor: Actor, state: State, *, reason: str | None = "
 
     if action == Action.NOTE:
         return DO
-    if action == Action.LINK:
+    if action in (Action.LINK, Action.CREDIT_NOTE, Action.MARK_WRONG):
+        # Acts on the holder's customer or judges the answers the holder is dealing with: the holder's call.
+        # Like a note, they may follow a resolve (a credit note or a wrong answer found afterwards).
         return _refuse(only) if others and not actor.supervises else DO
     if action == Action.REOPEN:
         if not state.resolved:

@@ -13,8 +13,8 @@ from django.contrib.auth import get_user_model
 from django.db.models import Count, F, Max, OuterRef, Prefetch, Q, QuerySet, Subquery
 from django.utils import timezone
 
-from billing.client import billing_client
-from billing.money import LANGUAGES, money_text
+from billing.answers.money import LANGUAGES, money_text
+from billing.api.client import billing_client
 from core import clock
 from core.fulltext import Matches, bilingual_query, newest_first
 from core.keyset import cursor_decode, cursor_encode, keyset_after, keyset_page

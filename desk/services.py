@@ -5,10 +5,12 @@ Inbound messages of every channel are stored by desk.inbound.
 
 from __future__ import annotations
 
+import logging
 from datetime import timedelta
 from functools import partial
 
 from django.db import transaction
+from kombu.exceptions import OperationalError as BrokerError
 from django.db.models import F, Value
 from django.db.models.functions import Concat
 
@@ -21,9 +23,20 @@ from desk.models import Contact, Conversation, Escalation, Event, Message
 from desk.selectors import take_requests_pending
 from desk.senders import RecordingSender, get_sender
 
+logger = logging.getLogger(__name__)
+
 
 def _deliver_on_commit(message: Message) -> None:
-    transaction.on_commit(partial(task_queue, "desk.deliver_outbound", message.pk))
+    transaction.on_commit(partial(_delivery_queue, message.pk))
+
+
+def _delivery_queue(message_id: int) -> None:
+    """Queue a recorded message's delivery (after commit). Unreachable broker: desk.delivery's sweep sends it."""
+    try:
+        task_queue("desk.deliver_outbound", message_id)
+    except BrokerError:
+        logger.exception("Could not queue the delivery of message %s: the broker is unreachable; the sweep "
+                         "sends it once the broker is back", message_id)
 
 
 @transaction.atomic
@@ -84,9 +97,17 @@ def conversation_escalate(
     return escalation
 
 
-def outbound_deliver(*, message_id: int) -> Message:
-    """Send a queued outbound message through its channel's sender and record the result."""
-    message = Message.objects.select_related("conversation__contact").get(pk=message_id)
+@transaction.atomic
+def outbound_deliver(*, message_id: int) -> Message | None:
+    """Send a queued outbound message through its channel's sender and record the result.
+
+    The message row stays locked from the claim to the recorded result, so two deliveries of one message (a
+    redelivered task, the sweep's) send it once: the second finds it locked (returns None) or sent.
+    """
+    message = (Message.objects.select_for_update(of=("self",), skip_locked=True)
+               .select_related("conversation__contact").filter(pk=message_id).first())
+    if message is None:
+        return None  # another delivery holds it now (or it is gone)
     if message.status != Message.Status.QUEUED:
         return message  # already sent (a redelivered task must not send twice)
     conversation = message.conversation
@@ -365,11 +386,16 @@ def contact_customer_unlink(*, conversation_id: int, agent) -> Contact:
 
 @transaction.atomic
 def message_mark_wrong(*, message_id: int, agent, reason: str) -> Message:
-    """Record an agent's verdict that a bot answer is wrong; analysts find it through its trace."""
+    """Record an agent's verdict that a bot answer is wrong; analysts find it through its trace.
+
+    While another agent holds the conversation, only they or a supervisor may (desk.rules).
+    """
     require_desk_worker(agent)
     reason = (reason or "").strip()
     if not reason:
         raise DeskActionError("Say in a few words what is wrong.")
+    conversation_id = Message.objects.filter(pk=message_id).values_list("conversation_id", flat=True).get()
+    _allow(rules.Action.MARK_WRONG, agent, _locked(conversation_id))
     message = Message.objects.select_for_update().get(pk=message_id)
     if message.author != Message.Author.BOT:
         raise DeskActionError("Only bot answers can be marked as verified wrong.")

@@ -1,7 +1,12 @@
 """Celery tasks of the desk: thin — take ids, call one service."""
 
-from celery import shared_task
+import datetime as dt
 
+from celery import shared_task
+from django.conf import settings
+
+from core.tasks import queue_backlog
+from desk.delivery import undelivered_requeue
 from desk.services import outbound_deliver
 
 
@@ -9,3 +14,10 @@ from desk.services import outbound_deliver
 def deliver_outbound(message_id: int) -> None:
     """Send one queued outbound message through its channel."""
     outbound_deliver(message_id=message_id)
+
+
+@shared_task(name="desk.requeue_undelivered", ignore_result=True)
+def requeue_undelivered() -> int:
+    """Queue again the delivery of replies still waiting to be sent (run by Celery beat)."""
+    return len(undelivered_requeue(queue=deliver_outbound.delay, backlog=queue_backlog(),
+                                   min_age=dt.timedelta(seconds=settings.DESK_REDELIVER_AFTER_S)))

@@ -2,9 +2,10 @@
 
 A delivery is checked, stored and acknowledged within the request: 401/403 for a missing or wrong
 signature, 413 for a body over 2 MB, 400 for a signed body that cannot be read at all (not JSON,
-nested beyond any Meta body, not a WhatsApp webhook), and otherwise 200 — also when some of its
-messages or statuses are malformed: those are logged and counted, the good ones stored, because
-Meta redelivers anything but a 200 for days and a redelivery would not fix them. The bot's turn
+nested beyond any Meta body, not a WhatsApp webhook), 503 while the database is away (restarting,
+unreachable: Meta redelivers anything but a 200 for days, and the redelivery is stored once), and
+otherwise 200 — also when some of its messages or statuses are malformed or refused by the database:
+those are logged and counted, the good ones stored, because a redelivery would not fix them. The bot's turn
 is queued on commit and runs in a Celery worker, so no model or billing call ever happens here
 when a broker is configured (CELERY_BROKER_URL). Without one, Celery runs tasks eagerly, in-process.
 """
@@ -17,12 +18,14 @@ from django.http import HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_http_methods
 
+from core.db_faults import DatabaseUnavailable
 from desk.inbound import webhook_batch_store
 from desk.whatsapp import MAX_BODY_BYTES, BodyRefused, read_webhook, verify_signature
 
 logger = logging.getLogger(__name__)
 
 SIGNATURE_HEADER = "X-Hub-Signature-256"
+RETRY_AFTER_S = 5
 
 
 @csrf_exempt
@@ -83,7 +86,14 @@ def _delivery(request) -> HttpResponse:
         logger.warning("WhatsApp webhook: %d number literals (NaN, Infinity or too many digits) read as null",
                        batch.numbers_dropped)
 
-    report = webhook_batch_store(batch=batch)
+    try:
+        report = webhook_batch_store(batch=batch)
+    except DatabaseUnavailable as exc:
+        # Our fault and a passing one: Meta redelivers anything but a 200, so nothing of the body is lost.
+        logger.warning("WhatsApp webhook: answered 503 so Meta delivers the body again (%s)", exc)
+        response = _plain("the database is unavailable for a moment; deliver this again", 503)
+        response["Retry-After"] = str(RETRY_AFTER_S)
+        return response
     return JsonResponse({
         "stored": len(report.stored), "duplicates": len(report.duplicates), "queued": len(report.queued),
         "rejected": len(report.rejected) + len(batch.errors), "reopened": len(report.reopened),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import json
 from pathlib import Path
@@ -71,6 +72,10 @@ def read_golden_rows(path: Path) -> list[dict]:
         origin = row.get("origin") or "file"
         if origin not in ORIGINS:
             raise GoldenFileError(f"{path}:{number}: origin must be one of {', '.join(ORIGINS)}")
+        as_of = row.get("as_of")
+        if as_of not in (None, "") and parse_as_of(as_of) is None:
+            raise GoldenFileError(f"{path}:{number}: as_of must be a real date written YYYY-MM-DD "
+                                  f"(e.g. 2026-10-20), not {as_of!r}")
         rows.append({
             "id": str(row["id"]),
             "query": str(row["query"]),
@@ -86,8 +91,19 @@ def read_golden_rows(path: Path) -> list[dict]:
             "split": str(row.get("split") or ""),
             "language": str(row.get("language") or ""),
             "out_of_scope": out_of_scope,
+            "as_of": str(as_of or ""),
         })
     return rows
+
+
+def parse_as_of(value) -> dt.date | None:
+    """Return the date a case's `as_of` names (YYYY-MM-DD), None when it names no real date."""
+    if not isinstance(value, str) or len(value) != 10:
+        return None
+    try:
+        return dt.date.fromisoformat(value)
+    except ValueError:
+        return None
 
 
 def metrics_case(row: dict) -> GoldenCase:
@@ -116,3 +132,18 @@ def read_offtopic(path: Path) -> list[GoldenCase]:
         cases.append(metrics_case({"id": str(row["id"]), "query": str(row["text"]), "split": row.get("split"),
                                    "language": row.get("language"), "out_of_scope": True}))
     return cases
+
+
+_COMPARED = {"query": "", "hits": [], "hard_negatives": [], "must_pass": False, "facts": [], "context": [],
+             "customer_id": "", "clarification_expected": False, "out_of_scope": False, "as_of": ""}
+
+
+def stale_cases(stored: list[dict], rows: list[dict]) -> list[str]:
+    """Return the ids of cases that differ between a set's stored rows (its export) and a golden file's rows:
+    changed, added or removed — what a run of the stored set would not test."""
+    def shape(row: dict) -> tuple:
+        return tuple((key, row.get(key) or default) for key, default in _COMPARED.items())
+
+    old = {row["id"]: shape(row) for row in stored}
+    new = {row["id"]: shape(row) for row in rows}
+    return sorted(case for case in old.keys() | new.keys() if old.get(case) != new.get(case))

@@ -61,6 +61,8 @@ class GoldenCase(models.Model):
     language = models.CharField(max_length=2, blank=True, db_default="")
     out_of_scope = models.BooleanField(default=False, db_default=False,
                                        help_text="No document answers it: it passes when the search says no context.")
+    as_of = models.DateField(null=True, blank=True,
+                             help_text="The date the case's figures were written for: runs answer it on that date.")
     trace = models.ForeignKey(Trace, null=True, blank=True, on_delete=models.SET_NULL, related_name="golden_cases")
     failure_class = models.ForeignKey(FailureClass, null=True, blank=True, on_delete=models.SET_NULL,
                                       related_name="golden_variants",
@@ -120,6 +122,9 @@ class EvalRun(models.Model):
     # errors}, corrected {value, lower, upper, seed, calibration}; filled when the run finishes.
     metrics = models.JSONField(default=dict, blank=True)
     note = models.CharField(max_length=200, blank=True)
+    # Set on the run that holds the answers of a human-labels file (not a run of the set): never a baseline.
+    labels_file = models.CharField(max_length=300, blank=True, db_default="")
+    labels_digest = models.CharField(max_length=64, blank=True, db_default="")
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
                                    related_name="+")
     started_at = ClockDateTimeField(auto_now_add=True)
@@ -152,6 +157,8 @@ class EvalRunItem(models.Model):
     outcome = models.CharField(max_length=10, blank=True, help_text="answered / escalated (empty: retrieval only).")
     escalation_reason = models.CharField(max_length=40, blank=True)
     answer = models.TextField(blank=True)
+    cited_answer = models.TextField(blank=True, db_default="",
+                                    help_text="The answer with its [E#] markers, as the judge read it.")
     evidence = models.JSONField(default=list, blank=True)
     verdicts = models.JSONField(default=list, blank=True, help_text="The verifier verdict of each attempt.")
     grounded = models.BooleanField(null=True, blank=True)
@@ -268,3 +275,38 @@ class GateDecision(models.Model):
     @property
     def failed_gates(self) -> list[dict]:
         return [row for row in self.reasons if row.get("decision") in ("iterate", "block")]
+
+
+class JudgeTestRead(models.Model):
+    """One read of the test split for a judge version: its TPR/TNR measured against the human labels.
+
+    The test split is read once per judge version to report it; iterating happens on dev. Every read is kept,
+    so a second read of the same version is visible as such (the first is the final one).
+    """
+
+    judge_version = models.CharField(max_length=40, db_index=True)
+    purpose = models.CharField(max_length=200, help_text="Why the test split was read: a page, a run's correction.")
+    run = models.ForeignKey(EvalRun, null=True, blank=True, on_delete=models.SET_NULL, related_name="test_reads")
+    reader = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                               related_name="+")
+    pairs = models.PositiveIntegerField(default=0, help_text="Labelled answers the judge gave a verdict on.")
+    human_passes = models.PositiveIntegerField(default=0)
+    human_fails = models.PositiveIntegerField(default=0)
+    true_passes = models.PositiveIntegerField(default=0)
+    true_fails = models.PositiveIntegerField(default=0)
+    digest = models.CharField(max_length=64, help_text="sha256 of the (item, human label, verdict) triples read.")
+    created_at = ClockDateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["created_at", "pk"]
+
+    def __str__(self):
+        return f"test split read for {self.judge_version} ({self.purpose})"
+
+    @property
+    def tpr(self) -> float | None:
+        return self.true_passes / self.human_passes if self.human_passes else None
+
+    @property
+    def tnr(self) -> float | None:
+        return self.true_fails / self.human_fails if self.human_fails else None

@@ -7,19 +7,26 @@ writes a desk row or sends a message: the answer path runs through `bot.turn.ans
 
 from __future__ import annotations
 
+import contextlib
 import time
 
 from django.db import transaction
 
+from bot.turn import Answered, Clarify, Escalated, Silenced, answer_query
+from bot.writer import get_writer
 from core import clock
 from evals import answer_checks
 from evals.answer_checks import CaseResult, RunComparison
-from evals.golden import metrics_case
-from evals.labels import evidence_items, judge_verdict_record, run_corrected_rate
+from evals.golden import metrics_case, parse_as_of
+from evals.human_labels import evidence_items, judge_verdict_record, run_corrected_rate, verified_figures
+from evals.judge import get_judge
+from evals.judgement import JudgeError
 from evals.metrics import case_outcome, mean_reciprocal_rank, recall_at_k
 from evals.models import EvalRun, EvalRunItem, GoldenSet
 from evals.services import golden_set_require_open, golden_version
 from kb.embeddings import embedder_fingerprint, get_embedder
+from kb.models import EmbeddingSpace
+from kb.search import search
 
 # The retrieval fields an item keeps per hit (the chunk text stays in the knowledge base).
 RETRIEVAL_KEYS = ("chunk_id", "doc", "section", "vector_score", "text_rank", "rrf", "kept")
@@ -41,18 +48,12 @@ def eval_run(*, golden_set: GoldenSet, retrieval_only: bool = False, k: int = 5,
     the answer path (writer, verifier, humanizer); with `use_judge` and a judge available, every
     answered case is judged for faithfulness.
     """
-    from kb.models import EmbeddingSpace
-
     golden_set_require_open(golden_set, to="run it")
     version = golden_version(name=golden_set.name)
     space = EmbeddingSpace.objects.first()
     if not retrieval_only:
-        from bot.writer import get_writer
-
         writer = writer or get_writer()
         if use_judge and judge is None:
-            from evals.judge import get_judge
-
             judge = get_judge()
     writer = None if retrieval_only else writer
     judge = judge if (use_judge and not retrieval_only) else None
@@ -89,35 +90,13 @@ def _counted_rows(golden_set: GoldenSet, snapshot: list[dict]) -> tuple[list[dic
 
 
 def _run_cases(run: EvalRun, counted, *, writer, billing, judge, timer) -> None:
-    from kb.search import search
-
     rows, left_out = counted
     outcomes, items = [], []
     for row in rows:
-        case = metrics_case(row)
-        began = timer()
-        found = search(case.query, k=run.k)
-        searched_ms = (timer() - began) * 1000
-        outcome = case_outcome(case, [hit.doc for hit in found.results])
-        if case.hits:
+        with _case_clock(row):
+            item, outcome, scored = _run_case(run, row, writer=writer, billing=billing, judge=judge, timer=timer)
+        if scored:
             outcomes.append(outcome)
-        item = EvalRunItem(
-            run=run, case_id=case.id, query=case.query, must_pass=case.must_pass,
-            first_hit_rank=outcome.first_hit_rank, hard_negative_above=bool(outcome.hard_negative_above),
-            ranked_docs=outcome.ranked_docs, latency_ms=round(searched_ms, 3),
-            retrieval=[{key: getattr(hit, key) for key in RETRIEVAL_KEYS} for hit in found.fused],
-        )
-        cited = _answer(item, row, writer=writer, billing=billing, timer=timer) if not run.retrieval_only else ""
-        item.save()
-        judged = _judge(item, judge, answer=cited) if judge is not None and item.outcome == "answered" else ""
-        item.failures = answer_checks.case_failures(CaseResult(
-            k=run.k, first_hit_rank=outcome.first_hit_rank, hard_negative_above=outcome.hard_negative_above,
-            must_pass=case.must_pass, scored_retrieval=bool(case.hits),
-            clarification_expected=bool(row.get("clarification_expected")), outcome=item.outcome,
-            escalation_reason=item.escalation_reason, grounded=item.grounded, missing_facts=item.missing_facts,
-            judge_label=judged, out_of_scope=case.out_of_scope, has_context=found.context.has_context,
-        ))
-        item.save(update_fields=["failures", "judge_label", "judge_reason"])
         items.append(item)
 
     metrics = {
@@ -148,10 +127,42 @@ def _run_cases(run: EvalRun, counted, *, writer, billing, judge, timer) -> None:
     run.save(update_fields=["metrics", "status", "finished_at"])
 
 
+def _case_clock(row: dict):
+    """Return the clock a case runs under: pinned to its `as_of` date when it has one, else the product's."""
+    as_of = parse_as_of(row.get("as_of"))
+    return clock.pinned(as_of) if as_of is not None else contextlib.nullcontext()
+
+
+def _run_case(run: EvalRun, row: dict, *, writer, billing, judge, timer):
+    """Run one case: search, answer (unless retrieval-only), judge, and why it failed; return (item, outcome,
+    whether its retrieval is scored)."""
+    case = metrics_case(row)
+    began = timer()
+    found = search(case.query, k=run.k)
+    searched_ms = (timer() - began) * 1000
+    outcome = case_outcome(case, [hit.doc for hit in found.results])
+    item = EvalRunItem(
+        run=run, case_id=case.id, query=case.query, must_pass=case.must_pass,
+        first_hit_rank=outcome.first_hit_rank, hard_negative_above=bool(outcome.hard_negative_above),
+        ranked_docs=outcome.ranked_docs, latency_ms=round(searched_ms, 3),
+        retrieval=[{key: getattr(hit, key) for key in RETRIEVAL_KEYS} for hit in found.fused],
+    )
+    cited = _answer(item, row, writer=writer, billing=billing, timer=timer) if not run.retrieval_only else ""
+    item.save()
+    judged = _judge(item, judge, answer=cited) if judge is not None and item.outcome == "answered" else ""
+    item.failures = answer_checks.case_failures(CaseResult(
+        k=run.k, first_hit_rank=outcome.first_hit_rank, hard_negative_above=outcome.hard_negative_above,
+        must_pass=case.must_pass, scored_retrieval=bool(case.hits),
+        clarification_expected=bool(row.get("clarification_expected")), outcome=item.outcome,
+        escalation_reason=item.escalation_reason, grounded=item.grounded, missing_facts=item.missing_facts,
+        judge_label=judged, out_of_scope=case.out_of_scope, has_context=found.context.has_context,
+    ))
+    item.save(update_fields=["failures", "judge_label", "judge_reason"])
+    return item, outcome, bool(case.hits)
+
+
 def _answer(item: EvalRunItem, row: dict, *, writer, billing, timer) -> str:
     """Put the case through the real answer path, record what it did on the item; return the cited draft."""
-    from bot.turn import Answered, Clarify, Escalated, Silenced, answer_query
-
     result = answer_query(query=row["query"], language=row.get("language") or "es",
                           customer_id=row.get("customer_id") or "", history=_history(row.get("context")),
                           writer=writer, billing=billing, clock=timer)
@@ -177,9 +188,12 @@ def _answer(item: EvalRunItem, row: dict, *, writer, billing, timer) -> str:
     item.latency_ms = round(draft.total_ms, 3)
     # The judge reads the draft with its [E#] markers: what it cited is part of what it claims.
     if fell_back:
-        return draft.fallback_draft["reply"]
-    return next((a["reply"] for a in reversed(draft.attempts) if a.get("verdict", {}).get("grounded")),
-                item.answer)
+        cited = draft.fallback_draft["reply"]
+    else:
+        cited = next((a["reply"] for a in reversed(draft.attempts) if a.get("verdict", {}).get("grounded")),
+                     item.answer)
+    item.cited_answer = cited if item.outcome == "answered" else ""
+    return cited
 
 
 def _history(context) -> list[tuple[str, str]]:
@@ -196,11 +210,9 @@ def _history(context) -> list[tuple[str, str]]:
 
 def _judge(item: EvalRunItem, judge, *, answer: str) -> str:
     """Judge one answered item, store the verdict row, and return the label (a judge error is never a pass)."""
-    from evals.judge import JudgeError
-
     try:
         judgement = judge.judge(answer=answer or item.answer, evidence=evidence_items(item.evidence),
-                                question=item.query)
+                                question=item.query, verified=verified_figures(item.verdicts))
     except JudgeError as exc:
         verdict = judge_verdict_record(run_item=item, error=exc, judge=judge)
     else:
@@ -245,14 +257,15 @@ def _metric_pairs(base: EvalRun, head: EvalRun) -> list[tuple[str, object, objec
 
 def run_baseline(*, head: EvalRun) -> EvalRun | None:
     """Return the latest finished run of the same set before `head`, preferring one of the same kind."""
-    earlier = EvalRun.objects.filter(golden_set_id=head.golden_set_id, status=EvalRun.Status.DONE,
+    earlier = EvalRun.objects.filter(golden_set_id=head.golden_set_id, status=EvalRun.Status.DONE, labels_file="",
                                      pk__lt=head.pk).order_by("-pk")
     return earlier.filter(retrieval_only=head.retrieval_only).first() or earlier.first()
 
 
 def run_gate_report(run: EvalRun) -> dict:
     """Return a run's metrics as a gate report, with the case ids it ran."""
-    return {**(run.metrics or {}), "case_ids": list(run.items.values_list("case_id", flat=True))}
+    return {**(run.metrics or {}), "retrieval_only": run.retrieval_only,
+            "case_ids": list(run.items.values_list("case_id", flat=True))}
 
 
 def run_summary(run: EvalRun) -> str:

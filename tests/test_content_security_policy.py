@@ -15,7 +15,7 @@ from django.core.management import call_command
 from desk.models import Escalation
 from desk.services import conversation_take_over
 from evals.models import GoldenSet
-from evals.verifier_views import EXAMPLE_ANSWER, EXAMPLE_EVIDENCE
+from evals.views.verifier import EXAMPLE_ANSWER, EXAMPLE_EVIDENCE
 from kb.models import Document
 from traces.models import ReviewSession, Trace
 

@@ -2,11 +2,13 @@
 and a review session whose worst retrieval failure is coded, with its golden case."""
 
 import io
+import re
 
 import pytest
 from django.core.management import CommandError, call_command
 
 from core import clock
+from demo.management.commands.demo_dashboard import live_configuration, story
 from desk.models import Escalation, Message
 from evals.models import GoldenCase, GoldenSet
 from traces.models import ReviewNote, ReviewSession, Trace
@@ -102,9 +104,11 @@ def test_the_demo_calibration_shows_tpr_tnr_and_a_corrected_rate_with_its_interv
     call_command("demo_calibration", stdout=out)
     assert re.search(r"corrected pass rate [01]\.\d{3} \[[01]\.\d{3}, [01]\.\d{3}\]", out.getvalue())
 
+    # The committed human labels, every split with both classes, judged by the offline judge.
     for split in ("dev", "test"):
         labels = set(HumanLabel.objects.filter(split=split).values_list("label", flat=True))
         assert labels == {"pass", "fail"}, split
+    assert HumanLabel.objects.count() >= 60
     verdicts = set(JudgeVerdict.objects.filter(run_item__human_labels__isnull=False).values_list("label", flat=True))
     assert {"pass", "fail"} <= verdicts  # the offline judge passes some answers and fails others
 
@@ -114,17 +118,20 @@ def test_the_demo_calibration_shows_tpr_tnr_and_a_corrected_rate_with_its_interv
     assert re.search(r"TNR \(judge fails what a human fails\) [01]\.\d{3}", page)
     assert re.search(r"Corrected pass rate 95 % interval .*? [01]\.\d{3} .*?\[[01]\.\d{3}, [01]\.\d{3}\]", page)
     assert "Not computable" not in page and "Corrected pass rate undefined" not in page
+    assert re.search(r"\d+ labelled items?: train \d+ · dev \d+ · test \d+", page)
 
-    # The last run is gated against the set's real previous run, not the labelled sample.
-    sample = EvalRun.objects.get(note__startswith="Demo calibration sample")
+    # The last run is gated against the set's previous real run, never the run that holds the labels.
+    labels_run = EvalRun.objects.get(labels_file="evals/fixtures/judge_labels.jsonl")
     last = EvalRun.objects.filter(golden_set__name="demo-calibration").order_by("-pk").first()
-    assert last.pk > sample.pk and sample.status == "done"
-    assert last.gate_decisions.get().baseline not in ("", f"run {sample.pk}")
+    assert labels_run.status == "done" and labels_run.golden_set.name == "sample"
+    assert last.gate_decisions.get().baseline not in ("", f"run {labels_run.pk}")
 
     runs = EvalRun.objects.count()
     again = io.StringIO()
     call_command("demo_calibration", stdout=again)  # idempotent
     assert "nothing to do" in again.getvalue() and EvalRun.objects.count() == runs
+
+
 def test_the_dashboard_demo_tells_its_story_and_a_second_run_adds_nothing(client):
     from django.contrib.auth import get_user_model
 
@@ -145,6 +152,27 @@ def test_the_dashboard_demo_tells_its_story_and_a_second_run_adds_nothing(client
     assert sorted(HourlyRollup.objects.values_list("hour", "turns")) == sorted(rolled)
     client.force_login(get_user_model().objects.get(username="analyst"))
     html = client.get("/dashboard/", {"range": "30d"}).content.decode()
-    assert "Writer prompt version: demo-writer-1 → demo-writer-2" in html
-    assert "Knowledge-base index version: 1 → 2" in html
+    # The marks are the story's two changes, and the last configuration is the one the live demo runs.
+    live = live_configuration()
+    previous, stricter, last = story(live)
+    assert last.parts == live
+    assert f"Writer prompt version: {previous.parts.prompt_version} → {live.prompt_version}" in html
+    assert re.search(r"Retrieval prune margin: [\d.]+ → [\d.]+", html)
     assert "Nothing relevant found" in html and 'id="agents"' not in html
+
+
+def test_the_dashboard_demo_asks_varied_questions_on_every_route_with_the_outcomes_the_bot_gives():
+    call_command("demo_dashboard", stdout=io.StringIO())
+    traces = Trace.objects.filter(provider_message_id__startswith="demo-dash-")
+    by_route = {}
+    for route, outcome, reason, query in traces.values_list("route", "outcome", "escalation_reason", "query"):
+        by_route.setdefault(route, []).append((outcome, reason, query))
+    assert set(by_route) == {"document", "account", "human", "unsupported", "smalltalk", "media"}
+    assert len({query for rows in by_route.values() for _, _, query in rows}) > 300
+    assert {(o, r) for o, r, _ in by_route["human"]} == {("escalated", "USER_REQUEST")}
+    assert {(o, r) for o, r, _ in by_route["unsupported"] + by_route["media"]} == {("escalated", "CAPABILITY_MISSING")}
+    assert {o for o, _, _ in by_route["smalltalk"]} == {"answered", "silenced"}
+    for route in ("document", "account"):
+        answered = sum(o == "answered" for o, _, _ in by_route[route]) / len(by_route[route])
+        assert 0.6 < answered < 0.95, (route, answered)
+    assert "USER_REQUEST" not in {r for rows in (by_route["document"], by_route["account"]) for _, r, _ in rows}

@@ -88,3 +88,50 @@ def test_behind_a_proxy_the_forwarded_client_address_is_throttled(client, make_s
     other = client.post("/login/", {"username": "eva", "password": PASSWORD}, REMOTE_ADDR=proxy,
                         HTTP_X_FORWARDED_FOR="198.51.100.4")
     assert other.status_code == 302  # eva from another client behind the same proxy
+
+
+# Password spraying: one address, many usernames -----------------------------------------------------
+
+SPRAYED = "Logins from this network address are refused"
+
+
+def spray(client, count, address="10.0.0.9"):
+    """Try one wrong password on `count` different usernames from one address; return the last answer."""
+    for number in range(count):
+        response = log_in(client, f"user{number}", "Password1!", address)
+    return response
+
+
+def test_failures_from_one_address_across_usernames_lock_the_address(client, make_staff, settings):
+    assert settings.LOGIN_ADDRESS_FAILURE_LIMIT == 20
+    make_staff("eva", "agent")
+    assert spray(client, 19).status_code == 200  # no username reached its own limit, nor the address its
+    last = spray(client, 1, address="10.0.0.9")
+    assert last.status_code == 429 and LOCKED in last.content.decode() and SPRAYED in last.content.decode()
+    refused = log_in(client, "eva", PASSWORD, address="10.0.0.9")  # even the right password, from there
+    assert refused.status_code == 429 and SPRAYED in refused.content.decode()
+    assert log_in(client, "eva", PASSWORD, address="10.0.0.10").status_code == 302  # another address
+
+
+def test_an_address_lock_slides_with_its_window_and_refused_tries_do_not_extend_it(client, make_staff):
+    make_staff("eva", "agent")
+    spray(client, 20)
+    with time_machine.travel(timezone.now() + dt.timedelta(minutes=10), tick=False):
+        assert log_in(client, "eva", PASSWORD, address="10.0.0.9").status_code == 429
+    with time_machine.travel(timezone.now() + dt.timedelta(minutes=16), tick=False):
+        assert log_in(client, "eva", PASSWORD, address="10.0.0.9").status_code == 302
+
+
+def test_the_reset_command_unlocks_an_address(client, make_staff):
+    make_staff("eva", "agent")
+    spray(client, 20)
+    call_command("axes_reset_ip", "10.0.0.9")
+    assert log_in(client, "eva", PASSWORD, address="10.0.0.9").status_code == 302
+
+
+def test_the_address_limit_is_a_setting(client, make_staff, settings):
+    settings.LOGIN_ADDRESS_FAILURE_LIMIT = 3
+    make_staff("eva", "agent")
+    assert spray(client, 3).status_code == 429
+    settings.LOGIN_ADDRESS_FAILURE_LIMIT = 0  # no per-address limit: only the username-and-address lock
+    assert log_in(client, "eva", PASSWORD, address="10.0.0.9").status_code == 302

@@ -111,6 +111,10 @@ def test_make_serve_boots_gunicorn_that_serves_pages_and_hashed_static_files(tmp
         assert css.status_code == 200 and ".stage-bar" in css.text
         assert "immutable" in css.headers["cache-control"] and css.headers.get("content-encoding") == "gzip"
         assert (tmp_path / "static" / "staticfiles.json").exists()
+
+        # Demo and test tools stay out of a production server: no simulator, no web chat.
+        assert httpx.get(f"{base}/sim/billing/health", headers=HTTPS).status_code == 404
+        assert httpx.get(f"{base}/chat/", headers=HTTPS).status_code == 404
     finally:
         os.killpg(server.pid, signal.SIGTERM)
         try:

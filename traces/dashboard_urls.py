@@ -1,10 +1,10 @@
 from django.urls import path
 
-from traces import dashboard_views
+from traces.views import dashboard
 
 app_name = "dashboard"
 urlpatterns = [
-    path("", dashboard_views.dashboard_page, name="page"),
-    path("dashboard.csv", dashboard_views.dashboard_csv, name="csv"),
-    path("review/", dashboard_views.dashboard_review, name="review"),
+    path("", dashboard.dashboard_page, name="page"),
+    path("dashboard.csv", dashboard.dashboard_csv, name="csv"),
+    path("review/", dashboard.dashboard_review, name="review"),
 ]

@@ -16,7 +16,7 @@ from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from traces.labels import TURN_STAGE_ORDER
+from traces.display import TURN_STAGE_ORDER
 
 # Milliseconds. Dense where turns usually land (0.1–5 s), then coarser up to a minute; a value above the
 # last edge is reported as "over 60 s". Changing the edges makes old rollups unreadable: rebuild them.

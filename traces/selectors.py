@@ -13,7 +13,7 @@ from core import params as core_params
 from core.keyset import keyset_page
 from desk.models import ComplaintSignal, Conversation, Message
 from core.fulltext import Matches, bilingual_query, newest_first
-from traces import labels
+from traces import display
 from traces.models import (
     FailureClass,
     ReviewNote,
@@ -146,7 +146,7 @@ def traces_filtered(*, filters: TraceFilters) -> QuerySet[Trace]:
     for name in TEXT_FILTERS:
         value = getattr(filters, name)
         if value:
-            stored = labels.matching_values(value, distinct_values(name), labels.LABELS_BY_FILTER.get(name))
+            stored = display.matching_values(value, distinct_values(name), display.LABELS_BY_FILTER.get(name))
             traces = traces.filter(**{f"{name}__in": stored})
     if filters.text:
         traces = traces.filter(Matches(F("search_vector"), bilingual_query(filters.text)))
@@ -251,13 +251,13 @@ def trace_count(*, filters: TraceFilters, limit: int = COUNT_LIMIT) -> tuple[int
 def filter_choices() -> dict[str, list]:
     """Return the options of the select filters, taken from the data, labelled (small, distinct columns)."""
     from_data = {
-        name: labels.choices(distinct_values(name), labels.LABELS_BY_FILTER.get(name)) for name in TEXT_FILTERS
+        name: display.choices(distinct_values(name), display.LABELS_BY_FILTER.get(name)) for name in TEXT_FILTERS
     }
-    from_data["index_version"] = [labels.Choice(str(v), f"v{v}") for v in sorted(distinct_values("index_version"))]
+    from_data["index_version"] = [display.Choice(str(v), f"v{v}") for v in sorted(distinct_values("index_version"))]
     return {
         **from_data,
-        "outcomes": [labels.Choice(value, label) for value, label in Trace.Outcome.choices],
-        "verdicts": [labels.Choice(v, labels.VERDICT_LABELS[v]) for v in VERDICTS],
+        "outcomes": [display.Choice(value, label) for value, label in Trace.Outcome.choices],
+        "verdicts": [display.Choice(v, display.VERDICT_LABELS[v]) for v in VERDICTS],
         "failure_classes": list(FailureClass.objects.filter(merged_into__isnull=True)
                                 .select_related("session").order_by("session_id", "name")),
     }

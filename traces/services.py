@@ -10,6 +10,7 @@ from django.db.models import Exists, Max, OuterRef, Subquery
 from django.http import QueryDict
 
 from core import params as core_params
+from core.backfill import rows_backfill
 from desk.models import ComplaintSignal
 from traces.draft import TraceDraft
 from traces.fingerprint import ConfigurationParts
@@ -63,6 +64,18 @@ def trace_record(*, draft: TraceDraft, configuration: ConfigurationParts, conver
 
 class ReviewError(ValueError):
     """A review write that the rules refuse (shown to the analyst as is)."""
+
+
+@transaction.atomic
+def configuration_first_seen_set(*, fingerprint: str, at: dt.datetime) -> None:
+    """Say when a configuration first ran (history written after the fact, as the demo's dashboard traffic)."""
+    Configuration.objects.filter(pk=fingerprint).update(first_seen_at=at)
+
+
+@transaction.atomic
+def traces_backfill(*, traces: list[Trace], created_at: list[dt.datetime]) -> list[Trace]:
+    """Write past traces built by the caller (unsaved) in one statement, each created at its moment."""
+    return rows_backfill(model=Trace, rows=traces, created_at=created_at)
 
 
 def _window_population(*, window_start: dt.datetime, window_end: dt.datetime, filters: dict) -> list[int]:
@@ -121,6 +134,13 @@ def review_session_add_complaints(*, session: ReviewSession, limit: int = 100) -
                   .annotate(complained_at=Subquery(confirmed.order_by("at").values("at")[:1]))
                   .order_by("complained_at", "pk").values_list("pk", flat=True)[:limit])
     return _append(session, candidates, SessionTrace.Source.COMPLAINT)
+
+
+@transaction.atomic
+def review_session_add_traces(*, session: ReviewSession, trace_ids: list[int],
+                              source: str = SessionTrace.Source.UNIFORM) -> int:
+    """Append the traces not yet in the session after its last one, with their source; return how many."""
+    return _append(session, trace_ids, source)
 
 
 def _append(session: ReviewSession, candidates, source: str) -> int:

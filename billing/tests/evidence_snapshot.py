@@ -15,7 +15,7 @@ import json
 import sys
 from pathlib import Path
 
-from billing.evidence import ToolResult
+from billing.answers.evidence import ToolResult
 from tests.support.billing_sim import AS_OF, EXTRA_TODAYS, FLIP, capability_results, client_for, simulator_for
 
 __all__ = ["AS_OF", "EXTRA_TODAYS", "FLIP", "capability_results", "client_for", "collect", "read",

@@ -10,8 +10,8 @@ from datetime import date
 import httpx
 import pytest
 
-from billing.breaker import CLOSED, OPEN, CircuitBreaker, MemoryStore, Policy
-from billing.client import BillingClient, billing_client, memory_breaker
+from billing.api.breaker import CLOSED, OPEN, CircuitBreaker, MemoryStore, Policy
+from billing.api.client import BillingClient, billing_client, memory_breaker
 from billing.simulator import BillingSimulator, serve_in_thread
 from billing.simulator.mounted import reset_shared_simulator, shared_simulator
 from billing.simulator.transport import InProcessTransport
@@ -343,7 +343,7 @@ def test_memory_breaker_helper_is_isolated():
 
 
 def test_a_bug_in_the_computations_costs_one_escalation_not_the_turn(sim, healthy, monkeypatch):
-    from billing import computations
+    from billing.answers import computations
 
     def broken(*args, **kwargs):
         raise KeyError("boom")

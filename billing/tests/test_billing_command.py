@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
-from billing.breaker_store import close_stores
-from billing.client import billing_breaker
+from billing.api.breaker_store import close_stores
+from billing.api.client import billing_breaker
 from billing.simulator import build_dataset
 from billing.simulator.mounted import reset_shared_simulator
 from core import clock

@@ -9,7 +9,7 @@ from decimal import Decimal
 
 import pytest
 
-from billing import computations as calc
+from billing.answers import computations as calc
 from billing.records import (
     CurrencyMismatch,
     Invoice,

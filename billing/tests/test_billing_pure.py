@@ -6,13 +6,19 @@ from pathlib import Path
 
 PURE = (
     "billing.records",
-    "billing.money",
-    "billing.findings",
-    "billing.key_figures",
-    "billing.phrases",
-    "billing.wording",
-    "billing.evidence",
-    "billing.computations",
+    "billing.answers.money",
+    "billing.answers.findings.base",
+    "billing.answers.findings.account",
+    "billing.answers.findings.totals",
+    "billing.answers.findings.invoice_checks",
+    "billing.answers.findings.promotions",
+    "billing.answers.findings.proration",
+    "billing.answers.findings.payments",
+    "billing.answers.key_figures",
+    "billing.answers.phrases",
+    "billing.answers.wording",
+    "billing.answers.evidence",
+    "billing.answers.computations",
 )
 
 

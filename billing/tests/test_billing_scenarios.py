@@ -11,7 +11,7 @@ from decimal import Decimal
 
 import pytest
 
-from billing.client import BillingClient, memory_breaker
+from billing.api.client import BillingClient, memory_breaker
 from billing.simulator import BillingSimulator, serve_in_thread
 
 AS_OF = date(2026, 10, 20)

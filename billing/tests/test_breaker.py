@@ -4,7 +4,7 @@ import threading
 
 import pytest
 
-from billing.breaker import (
+from billing.api.breaker import (
     CLOSED,
     HALF_OPEN,
     OPEN,

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from billing.breaker import CLOSED, HALF_OPEN, OPEN, CircuitBreaker, CircuitOpen, CircuitState, Policy, Ticket
+from billing.api.breaker import CLOSED, HALF_OPEN, OPEN, CircuitBreaker, CircuitOpen, CircuitState, Policy, Ticket
 
 REDIS_URL = "redis://127.0.0.1:6379/15"
 ROOT = Path(__file__).resolve().parents[2]
@@ -28,12 +28,12 @@ if config["store"] == "database":
     django.setup()
     from django.conf import settings
     settings.DATABASES["default"]["NAME"] = config["db_name"]  # the test database, before any connection
-    from billing.breaker_store import DatabaseStore
+    from billing.api.breaker_store import DatabaseStore
     store = DatabaseStore()
 else:
-    from billing.breaker_store import RedisStore
+    from billing.api.breaker_store import RedisStore
     store = RedisStore.from_url(config["redis_url"], prefix=config["prefix"])
-from billing.breaker import CircuitBreaker, CircuitOpen, Policy, Ticket
+from billing.api.breaker import CircuitBreaker, CircuitOpen, Policy, Ticket
 ids = iter(config["probe_ids"])
 clock = {"t": 0.0}
 breaker = CircuitBreaker(config["name"], store, Policy(config["threshold"], config["cooldown"]),
@@ -104,7 +104,7 @@ def shared(request):
     if request.param == "redis":
         if not redis_reachable():
             pytest.skip(f"Redis is not reachable at {REDIS_URL}; the Redis store cannot be exercised")
-        from billing.breaker_store import RedisStore
+        from billing.api.breaker_store import RedisStore
 
         prefix = f"tracedesk-test:{uuid.uuid4().hex[:8]}:"
         store = RedisStore.from_url(REDIS_URL, prefix=prefix)
@@ -114,7 +114,7 @@ def shared(request):
         request.getfixturevalue("db")  # test database; the store writes on its own committed connection
         from django.db import connection
 
-        from billing.breaker_store import DatabaseStore
+        from billing.api.breaker_store import DatabaseStore
 
         store = DatabaseStore()
         yield (

@@ -11,18 +11,13 @@ from decimal import Decimal as D
 
 import pytest
 
-from billing.evidence import PRIMARY, SECONDARY
-from billing.findings import (
-    Charge,
-    DueStatus,
-    InvoiceDelta,
-    OutageCredit,
-    PaymentAttempt,
-    PaymentsVsTotal,
-    TypeChange,
-)
-from billing.key_figures import change_roles, payment_roles
-from billing.money import amount_text
+from billing.answers.evidence import PRIMARY, SECONDARY
+from billing.answers.findings.account import Charge
+from billing.answers.findings.invoice_checks import OutageCredit
+from billing.answers.findings.payments import DueStatus, PaymentAttempt, PaymentsVsTotal
+from billing.answers.findings.totals import InvoiceDelta, TypeChange
+from billing.answers.key_figures import change_roles, payment_roles
+from billing.answers.money import amount_text
 from tests.support import billing_sim
 from tests.support.billing_sim import capability_results
 

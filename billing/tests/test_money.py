@@ -4,8 +4,8 @@ from decimal import Decimal as D
 
 import pytest
 
-from billing.money import LANGUAGES, amount_text, money_text, rate_text
-from billing.phrases import PHRASES
+from billing.answers.money import LANGUAGES, amount_text, money_text, rate_text
+from billing.answers.phrases import PHRASES
 
 
 @pytest.mark.parametrize(

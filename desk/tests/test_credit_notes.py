@@ -7,7 +7,7 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from billing.client import billing_client
+from billing.api.client import billing_client
 from desk import credit_notes as cn
 from desk.models import CreditNoteRequest, Event
 from tests.support.factories import conversation_start, escalated, events_of, in_thread

@@ -12,13 +12,13 @@ from django.test import Client
 from django.urls import reverse
 
 from core import clock
-from desk import rules, services
+from desk import credit_notes, rules, services
 from desk.chat import chat_message_receive
 from desk.models import Conversation, Event, Message
 from tests.support.factories import bot_says, escalated, events_of
 
 HTMX = {"HTTP_HX_REQUEST": "true"}
-ACTIONS = ["reply", "hand_back", "resolve", "reassign", "note", "request", "take_over"]
+ACTIONS = ["reply", "hand_back", "resolve", "reassign", "note", "request", "take_over", "credit_note", "mark_wrong"]
 ROLES = ["holder", "other_agent", "supervisor"]  # "holder": agent A, who holds the conversation when it is held
 
 # What each role may do, on a conversation A holds and on one nobody holds (an escalation waiting for a person).
@@ -32,6 +32,8 @@ EXPECTED = {
         "note": {"holder": "do", "other_agent": "do", "supervisor": "do"},
         "request": {"holder": "refuse", "other_agent": "do", "supervisor": "do"},
         "take_over": {"holder": "already", "other_agent": "refuse", "supervisor": "do"},
+        "credit_note": {"holder": "do", "other_agent": "refuse", "supervisor": "do"},
+        "mark_wrong": {"holder": "do", "other_agent": "refuse", "supervisor": "do"},
     },
     "unheld": {
         "reply": {"holder": "refuse", "other_agent": "refuse", "supervisor": "refuse"},
@@ -41,6 +43,8 @@ EXPECTED = {
         "note": {"holder": "do", "other_agent": "do", "supervisor": "do"},
         "request": {"holder": "refuse", "other_agent": "refuse", "supervisor": "refuse"},
         "take_over": {"holder": "do", "other_agent": "do", "supervisor": "do"},
+        "credit_note": {"holder": "do", "other_agent": "do", "supervisor": "do"},
+        "mark_wrong": {"holder": "do", "other_agent": "do", "supervisor": "do"},
     },
 }
 CASES = [(holding, action, role) for holding in EXPECTED for action in ACTIONS for role in ROLES]
@@ -67,6 +71,7 @@ def test_the_rules_table(holding, action, role):
 @pytest.mark.parametrize(("action", "outcome"), [
     ("reply", "refuse"), ("hand_back", "refuse"), ("reassign", "refuse"), ("request", "refuse"),
     ("take_over", "refuse"), ("resolve", "already"), ("note", "do"), ("link", "do"), ("reopen", "do"),
+    ("credit_note", "do"), ("mark_wrong", "do"),
 ])
 def test_a_resolved_conversation_is_reopened_before_anything_but_a_note_or_a_link(action, outcome):
     state = rules.State(holder_id=1, holder_name="ana", resolved=True)
@@ -113,6 +118,7 @@ def people(make_staff):
 
 def _given(holding, people) -> Conversation:
     conversation = escalated().conversation
+    bot_says(conversation, "Su saldo es Bs. 10,00")  # an answer someone may find wrong
     if holding == "held_by_a":
         services.conversation_take_over(conversation_id=conversation.pk, agent=people["holder"])
     return conversation
@@ -130,13 +136,28 @@ def _act(action, conversation, user, people):
         "request": lambda: services.take_request(conversation_id=pk, agent=user, text="la conozco"),
         "take_over": lambda: services.conversation_take_over(conversation_id=pk, agent=user,
                                                              reason="ana is off sick"),
+        "credit_note": lambda: credit_notes.credit_note_propose(
+            conversation=conversation, agent=user, invoice_id=_an_invoice(conversation), amount="1.00",
+            currency="", reason="Two days without service"),
+        "mark_wrong": lambda: services.message_mark_wrong(message_id=_bot_answer(conversation).pk, agent=user,
+                                                          reason="the balance is another"),
     }[action]()
+
+
+def _an_invoice(conversation) -> str:
+    return credit_notes.customer_invoices(customer_id=conversation.contact.customer_id).invoices[0]["id"]
+
+
+def _bot_answer(conversation) -> Message:
+    return Message.objects.get(conversation=conversation, author="bot", text="Su saldo es Bs. 10,00")
 
 
 def _snapshot(conversation):
     conversation.refresh_from_db()
     return (conversation.handler, conversation.status, conversation.assignee_id, events_of(conversation),
-            Message.objects.filter(conversation=conversation).count())
+            Message.objects.filter(conversation=conversation).count(),
+            Message.objects.filter(conversation=conversation, verified_wrong_at__isnull=False).count(),
+            conversation.credit_notes.count())
 
 
 def _done(action, conversation, user, people) -> bool:
@@ -151,6 +172,8 @@ def _done(action, conversation, user, people) -> bool:
         "note": lambda: mine.filter(kind="note").exists(),
         "request": lambda: mine.filter(kind="take_requested").exists(),
         "take_over": lambda: conversation.assignee == user and conversation.handler == "human",
+        "credit_note": lambda: conversation.credit_notes.filter(proposed_by=user).exists(),
+        "mark_wrong": lambda: _bot_answer(conversation).verified_wrong_by == user,
     }[action]()
 
 
@@ -202,7 +225,8 @@ def _page(user, conversation) -> str:
 
 BUTTONS = {"reply": 'id="composer-text"', "hand_back": "Hand back to the bot", "resolve": ">Resolve</button>",
            "reassign": "Reassign</button>", "note": "Add note", "request": "Ask to take it",
-           "take_over": ">Take over</button>"}
+           "take_over": ">Take over</button>", "credit_note": "Propose a credit note</h3>",
+           "mark_wrong": "Mark wrong</button>"}
 
 
 @pytest.mark.django_db
@@ -246,14 +270,21 @@ def test_a_refused_action_over_http_is_a_clear_409_never_a_500(people):
     conversation = _given("held_by_a", people)
     browser = Client()
     browser.force_login(people["other_agent"])
+    answer = _bot_answer(conversation)
+    credit = {"invoice": _an_invoice(conversation), "amount": "1.00", "reason": "Two days without service"}
     for name, data in [("reply", {"text": "hola"}), ("hand_back", {}), ("resolve", {}),
-                       ("assign", {"assignee": people["target"].pk}), ("take_over", {})]:
-        response = browser.post(reverse(f"desk:{name}", args=[conversation.pk]), data)
+                       ("assign", {"assignee": people["target"].pk}), ("take_over", {}),
+                       ("credit_note_propose", credit), ("mark_wrong", {"reason": "the balance is another"})]:
+        args = [conversation.pk, answer.pk] if name == "mark_wrong" else [conversation.pk]
+        response = browser.post(reverse(f"desk:{name}", args=args), data)
         assert response.status_code == 409, name
         assert "ana has this conversation" in response.content.decode(), name
-        htmx = browser.post(reverse(f"desk:{name}", args=[conversation.pk]), data, **HTMX)
+        htmx = browser.post(reverse(f"desk:{name}", args=args), data, **HTMX)
         assert htmx.status_code == 200 and "ana has this conversation" in htmx.content.decode()
     assert events_of(conversation) == ["escalated", "taken_over"]
+    assert not conversation.credit_notes.exists()
+    answer.refresh_from_db()
+    assert answer.verified_wrong_at is None
 
 
 # States that read true ----------------------------------------------------------------------------

@@ -173,7 +173,7 @@ def test_the_polled_rows_partial_shows_new_escalations_and_who_took_them(client,
 
 
 def test_filters_from_the_get_form_and_the_older_link(client, agent, settings, monkeypatch):
-    monkeypatch.setattr("desk.views.QUEUE_PAGE_SIZE", 2)
+    monkeypatch.setattr("desk.views.inbox.QUEUE_PAGE_SIZE", 2)
     many(3, reason="NO_CONTEXT")
     escalated(name="other reason")
     page = client.get(QUEUE, {"reason": "NO_CONTEXT"}).content.decode()

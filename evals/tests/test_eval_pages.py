@@ -150,7 +150,7 @@ def test_runs_page_shows_versions_numbers_corrected_rate_or_why_undefined_and_pl
 
 
 def test_run_page_lists_failing_cases_first_with_answer_and_a_label_form_showing_the_split(client, analyst, seeded):
-    from evals.labels import split_for
+    from evals.human_labels import split_for
 
     golden_set, base, head = seeded
     body = client.get(reverse("evals:run", args=[head.pk])).content.decode()
@@ -197,7 +197,7 @@ def test_compare_without_two_runs_goes_back_to_the_runs_page(client, analyst):
 
 
 def test_the_label_form_on_a_run_item_saves_the_label_and_the_page_shows_it_with_its_split(client, analyst, seeded):
-    from evals.labels import split_for
+    from evals.human_labels import split_for
 
     golden_set, base, head = seeded
     item = head.items.get(case_id="c4")
@@ -229,7 +229,7 @@ def test_the_label_form_answers_htmx_with_the_form_fragment_and_refuses_a_missin
 
 def test_a_trace_page_has_the_human_label_form_with_the_split(client, analyst):
     from desk.models import Contact, Conversation
-    from evals.labels import split_for
+    from evals.human_labels import split_for
 
     contact = Contact.objects.create(channel="webchat", name="T", language="es")
     conversation = Conversation.objects.create(contact=contact, channel="webchat")
@@ -299,7 +299,7 @@ def test_generate_variants_from_a_failure_class_puts_them_in_the_review_queue(cl
 
 def labelling_run(golden_set, *, size=150):
     """Return a finished run of `size` answered items, to label and judge, grouped by their split."""
-    from evals.labels import split_for
+    from evals.human_labels import split_for
 
     run = make_run(golden_set, items=[], metrics={"recall@5": 1.0, "mrr": 1.0})
     EvalRunItem.objects.bulk_create([EvalRunItem(run=run, case_id=f"k{n:03d}", query="q", answer="a",
@@ -311,7 +311,7 @@ def labelling_run(golden_set, *, size=150):
 
 
 def label_and_judge(items, *, human, judge, version, author):
-    from evals.labels import human_label_save
+    from evals.human_labels import human_label_save
 
     for item, human_label, judge_label in zip(items, human, judge, strict=True):
         human_label_save(run_item=item, label=human_label, note="", author=author)
@@ -321,7 +321,7 @@ def label_and_judge(items, *, human, judge, version, author):
 
 def test_calibration_page_shows_tpr_tnr_with_counts_the_small_class_warning_and_the_corrected_rate(
         client, analyst, seeded):
-    from evals.labels import run_corrected_rate
+    from evals.human_labels import run_corrected_rate
 
     golden_set, base, head = seeded
     version = f"judge-{uuid.uuid4().hex[:6]}"

@@ -11,14 +11,14 @@ from bot.grounding import Evidence
 from evals.judge import (
     PROMPTS_DIR,
     FaithfulnessJudge,
-    JudgeError,
     JudgePromptError,
-    LexicalJudge,
     get_judge,
     judge_prompt_versions,
     load_judge_prompt,
     parse_judgement,
 )
+from evals.judgement import JudgeError
+from evals.offline_judge import LexicalBillJudge, LexicalJudge
 from tests.support.fake_openai import FakeOpenAI
 
 EVIDENCE = [
@@ -182,8 +182,8 @@ def test_the_highest_released_version_is_the_default_and_is_recorded_on_each_jud
 def test_get_judge_is_offline_without_a_model_and_follows_the_settings_with_one(settings):
     settings.OPENAI_API_KEY, settings.OPENAI_BASE_URL, settings.JUDGE_PROMPT_VERSION = "", "", ""
     offline = get_judge()
-    assert isinstance(offline, LexicalJudge)
-    assert (offline.version, offline.model) == ("lexical-support-1", "offline")
+    assert isinstance(offline, LexicalBillJudge)  # the offline judge that reads bills
+    assert (offline.version, offline.model) == ("lexical-support-2", "offline")
     settings.OPENAI_BASE_URL, settings.OPENAI_MODEL = "http://127.0.0.1:9/v1", "writer-model"
     assert (get_judge().model, get_judge().version) == ("writer-model", judge_prompt_versions()[-1])
     settings.JUDGE_MODEL, settings.JUDGE_PROMPT_VERSION = "judge-model", "faithfulness-1"

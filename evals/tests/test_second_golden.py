@@ -13,7 +13,7 @@ from kb.services import documents_import
 
 pytestmark = pytest.mark.django_db
 
-SECOND_KB = settings.BASE_DIR / "kb" / "second"
+SECOND_KB = settings.BASE_DIR / "evals" / "tests" / "second_kb"
 GOLDEN = settings.BASE_DIR / "evals" / "fixtures" / "golden_second.jsonl"
 OFFTOPIC = settings.BASE_DIR / "evals" / "fixtures" / "labels" / "offtopic.jsonl"
 

@@ -33,7 +33,7 @@ def test_the_form_comes_prefilled_with_an_example(analyst):
 
 @pytest.mark.django_db
 def test_the_example_shows_a_wrong_citation_and_a_swapped_pair(analyst):
-    from evals.verifier_views import EXAMPLE_ANSWER, EXAMPLE_EVIDENCE
+    from evals.views.verifier import EXAMPLE_ANSWER, EXAMPLE_EVIDENCE
 
     body = analyst.post(URL, {"answer": EXAMPLE_ANSWER, "evidence": EXAMPLE_EVIDENCE, "customer_view": "on"},
                         HTTP_HX_REQUEST="true").content.decode()

@@ -1,4 +1,4 @@
-"""The KB editor's pages (kb/edit_views.py) over HTTP, on small documents of their own."""
+"""The KB editor's pages (kb/views/editing.py) over HTTP, on small documents of their own."""
 
 import re
 import uuid

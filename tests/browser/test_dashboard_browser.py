@@ -8,6 +8,7 @@ import io
 
 from django.core.management import call_command
 
+from demo.management.commands.demo_dashboard import live_configuration, story
 from tests.browser.conftest import BROWSER_MARKS, SCREENSHOTS, log_in
 
 pytestmark = BROWSER_MARKS
@@ -20,8 +21,10 @@ def test_the_demo_dial_marks_its_changes_and_a_point_opens_its_traces(live_serve
     log_in(page, base, "analyst", "pw-demo-1234", "/dashboard/")
     page.goto(f"{base}/dashboard/?range=30d")
     marks = page.locator("#dial g.change-mark title").all_text_contents()
-    assert any("Writer prompt version: demo-writer-1 → demo-writer-2" in m for m in marks)
-    assert any("Knowledge-base index version: 1 → 2" in m for m in marks)
+    previous, _, last = story(live_configuration())  # the story ends on the configuration the live demo runs
+    assert any(f"Writer prompt version: {previous.parts.prompt_version} → {last.parts.prompt_version}" in m
+               for m in marks)
+    assert any("Retrieval prune margin:" in m for m in marks)
     page.screenshot(path=str(SCREENSHOTS / "dashboard-1440.png"), full_page=True)
     page.set_viewport_size({"width": 390, "height": 900})
     page.reload()

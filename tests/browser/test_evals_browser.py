@@ -81,12 +81,7 @@ def _first_words(text: str, n: int = 4) -> str:
 
 def test_an_analyst_builds_a_golden_set_runs_it_labels_items_and_reads_the_judges_calibration(
         live_server, browser_page, small_kb, healthy_billing, make_staff, settings):
-    from playwright.sync_api import expect
-
-    from evals.calibration import no_better_than_chance
-    from evals.judge import LEXICAL_JUDGE_VERSION
-    from evals.labels import split_for
-    from evals.models import EvalRun, GoldenCase, GoldenSet, HumanLabel, JudgeVerdict
+    from evals.models import GoldenSet
 
     settings.OPENAI_API_KEY = settings.OPENAI_BASE_URL = ""  # template writer and offline judge: no model server
     traces = _answered_traces()
@@ -97,6 +92,20 @@ def test_an_analyst_builds_a_golden_set_runs_it_labels_items_and_reads_the_judge
     given = {}
 
     log_in(page, live_server.url, "ines", "ines-password-1", f"/traces/{traces[0].pk}/")
+    first_case, second_case = _cases_and_labels_from_trace_pages(page, live_server, traces, golden_set, given)
+    first_run = _run_from_the_set_page(page, live_server, golden_set, traces)
+    items, labels = _label_the_run_items(page, first_run, golden_set, first_case, traces, analyst, given)
+    _read_the_calibration(page, live_server, labels, traces, first_run)
+    _fix_two_facts_run_again_and_compare(page, live_server, golden_set, first_run, items, first_case, second_case)
+
+
+def _cases_and_labels_from_trace_pages(page, live_server, traces, golden_set, given):
+    """From each trace page: a golden case in the set (one click), then a human label on the trace's answer;
+    return the first two traces' cases."""
+    from playwright.sync_api import expect
+
+    from evals.human_labels import split_for
+    from evals.models import GoldenCase
 
     # From each trace page: a golden case in the set (one click), then a human label on the trace's answer.
     for number, trace in enumerate(traces, start=1):
@@ -128,6 +137,15 @@ def test_an_analyst_builds_a_golden_set_runs_it_labels_items_and_reads_the_judge
     first_case, second_case = (GoldenCase.objects.get(golden_set=golden_set, trace=t) for t in traces[:2])
     golden_set.refresh_from_db()
     assert golden_set.cases.count() == len(traces) and golden_set.current_version == len(traces) + 1
+    return first_case, second_case
+
+
+def _run_from_the_set_page(page, live_server, golden_set, traces):
+    """Run the set from its page on the whole answer path; return the run."""
+    from playwright.sync_api import expect
+
+    from evals.offline_judge import LEXICAL_JUDGE_VERSION
+    from evals.models import EvalRun
 
     # The set page: run it on the whole answer path (not retrieval only); eager Celery runs it at once.
     page.goto(f"{live_server.url}/traces/golden/")
@@ -146,6 +164,15 @@ def test_an_analyst_builds_a_golden_set_runs_it_labels_items_and_reads_the_judge
     expect(row).to_contain_text(LEXICAL_JUDGE_VERSION)
     row.get_by_role("link", name=f"#{first_run.pk}").click()
     page.wait_for_url(f"{live_server.url}/traces/runs/{first_run.pk}/")
+    return first_run
+
+
+def _label_the_run_items(page, first_run, golden_set, first_case, traces, analyst, given):
+    """Read the run page and label each of its items; return the run's items by case and the human labels by key."""
+    from playwright.sync_api import expect
+
+    from evals.human_labels import split_for
+    from evals.models import HumanLabel, JudgeVerdict
 
     # The run page lists every case; the wrong fact makes the first one fail.
     items = {item.case_id: item for item in first_run.items.all()}
@@ -177,6 +204,16 @@ def test_an_analyst_builds_a_golden_set_runs_it_labels_items_and_reads_the_judge
     expect(page.locator(".run-item .muted", has_text="· human")).to_have_count(len(items))
     page.locator(f"#item-{items[first_case.case_id].pk} summary").first.click()
     page.screenshot(path=str(SCREENSHOTS / "evals-run.png"), full_page=True)
+    return items, labels
+
+
+def _read_the_calibration(page, live_server, labels, traces, first_run):
+    """Judge the labelled items on the calibration page and read TPR/TNR and the corrected pass rate."""
+    from playwright.sync_api import expect
+
+    from evals.calibration import no_better_than_chance
+    from evals.offline_judge import LEXICAL_JUDGE_VERSION
+    from evals.models import JudgeVerdict
 
     # Calibration: the run items were judged during the run; the labelled traces are judged now.
     page.goto(f"{live_server.url}/traces/calibration/")
@@ -238,6 +275,13 @@ def test_an_analyst_builds_a_golden_set_runs_it_labels_items_and_reads_the_judge
         expect(cells.nth(3)).to_have_text(LEXICAL_JUDGE_VERSION)
         expect(cells.nth(4)).to_have_text("2026")
     page.screenshot(path=str(SCREENSHOTS / "evals-calibration.png"), full_page=True)
+
+
+def _fix_two_facts_run_again_and_compare(page, live_server, golden_set, first_run, items, first_case, second_case):
+    """Fix one case's fact and break another's, run the set again and compare the two runs."""
+    from playwright.sync_api import expect
+
+    from evals.models import EvalRun
 
     # Fix the first case's fact from the answer it got; give the second a figure the bot never says.
     right_fact = _first_words(items[first_case.case_id].answer)

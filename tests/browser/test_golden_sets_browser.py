@@ -49,27 +49,7 @@ def test_an_analyst_builds_a_set_from_the_trace_browser_runs_it_and_sees_the_gat
     page.locator("#create-set").get_by_role("button", name="Create set").click()
     expect(page.locator("#create-error")).to_contain_text(f"There is already a golden set named “{SET_NAME}”")
 
-    # Tick three traces in the trace browser, choose the set, add them.
-    page.goto(f"{base}/traces/?outcome=answered")
-    first_three = traces[:3]
-    for trace in first_three:
-        page.get_by_label(f"Select trace {trace.pk}").check()
-    page.get_by_role("button", name="Add ticked traces to a golden set…").click()
-    expect(page.locator("h1")).to_have_text("Add 3 traces to a golden set")
-    page.locator("select[name=golden_set]").select_option(label=f"{SET_NAME} (v0)")
-    page.get_by_role("button", name="Add to the set").click()
-    page.wait_for_url(f"{base}/traces/?outcome=answered")
-    expect(page.locator(".messages")).to_contain_text(f"3 added to {SET_NAME} (version 1).")
-    # Again with one more: the three are skipped and said so.
-    for trace in traces[:4]:
-        page.get_by_label(f"Select trace {trace.pk}").check()
-    page.get_by_role("button", name="Add ticked traces to a golden set…").click()
-    expect(page.locator("#bulk-traces")).to_contain_text(f"{SET_NAME}/t{first_three[0].pk}")
-    page.locator("select[name=golden_set]").select_option(label=f"{SET_NAME} (v1)")
-    page.screenshot(path=str(SCREENSHOTS / "trace-bulk-add.png"), full_page=True)
-    page.get_by_role("button", name="Add to the set").click()
-    expect(page.locator(".messages")).to_contain_text(f"1 added to {SET_NAME} (version 2), 3 already in the set.")
-    assert sorted(golden_set.cases.values_list("trace_id", flat=True)) == sorted(t.pk for t in traces[:4])
+    _add_traces_from_the_browser(page, base, traces, golden_set)
 
     # Save these filters under a name; the link applies them.
     saved = page.locator("#saved-filters")
@@ -81,22 +61,7 @@ def test_an_analyst_builds_a_set_from_the_trace_browser_runs_it_and_sees_the_gat
     page.locator("#saved-filters").get_by_role("link", name="Answered turns").click()
     page.wait_for_url(f"{base}/traces/?outcome=answered")
 
-    # The set's own gates: a must-pass id that is not its case is refused; then every case must pass retrieval.
-    page.goto(f"{base}/traces/golden/{golden_set.pk}/")
-    expect(page.locator("#cases tbody tr")).to_have_count(4)
-    case_ids = sorted(golden_set.cases.values_list("case_id", flat=True))
-    gates = page.locator("#gates")
-    gates.locator("input[name=must_pass]").fill(f"{case_ids[0]}, g999")
-    gates.get_by_role("button", name="Save gates").click()
-    expect(page.locator("#gates-errors")).to_contain_text("Must-pass ids must be cases of this set; not in it: g999.")
-    page.locator("#gates input[name=must_pass]").fill(case_ids[0])
-    page.get_by_label("Recall@5: block below").fill("0.5")
-    page.locator("#gates").get_by_role("button", name="Save gates").click()
-    expect(page.locator(".messages")).to_contain_text(f"Gates of {SET_NAME} saved")
-    expect(page.locator("#gates-source")).to_contain_text("This set's own gates")
-    golden_set.refresh_from_db()
-    assert golden_set.gates["must_pass"] == [case_ids[0]]
-    assert golden_set.gates["metrics"]["recall@5"]["block_below"] == 0.5
+    _save_the_set_s_own_gates(page, base, golden_set)
 
     # Run it from its page (eager Celery: done by the redirect); the set page shows the gate decision.
     page.locator("form[aria-label='Run this set']").get_by_role("button", name="Run this set").click()
@@ -127,3 +92,52 @@ def test_an_analyst_builds_a_set_from_the_trace_browser_runs_it_and_sees_the_gat
     corrected = page.locator("#corrected")
     expect(corrected).to_be_visible()
     assert re.search(r"\[[01]\.\d{3}, [01]\.\d{3}\]", corrected.inner_text())
+
+
+def _add_traces_from_the_browser(page, base, traces, golden_set):
+    """Tick traces in the trace browser and add them to the set; a second add reports the ones it holds."""
+    from playwright.sync_api import expect
+
+    # Tick three traces in the trace browser, choose the set, add them.
+    page.goto(f"{base}/traces/?outcome=answered")
+    first_three = traces[:3]
+    for trace in first_three:
+        page.get_by_label(f"Select trace {trace.pk}").check()
+    page.get_by_role("button", name="Add ticked traces to a golden set…").click()
+    expect(page.locator("h1")).to_have_text("Add 3 traces to a golden set")
+    page.locator("select[name=golden_set]").select_option(label=f"{SET_NAME} (v0)")
+    page.get_by_role("button", name="Add to the set").click()
+    page.wait_for_url(f"{base}/traces/?outcome=answered")
+    expect(page.locator(".messages")).to_contain_text(f"3 added to {SET_NAME} (version 1).")
+    # Again with one more: the three are skipped and said so.
+    for trace in traces[:4]:
+        page.get_by_label(f"Select trace {trace.pk}").check()
+    page.get_by_role("button", name="Add ticked traces to a golden set…").click()
+    expect(page.locator("#bulk-traces")).to_contain_text(f"{SET_NAME}/t{first_three[0].pk}")
+    page.locator("select[name=golden_set]").select_option(label=f"{SET_NAME} (v1)")
+    page.screenshot(path=str(SCREENSHOTS / "trace-bulk-add.png"), full_page=True)
+    page.get_by_role("button", name="Add to the set").click()
+    expect(page.locator(".messages")).to_contain_text(f"1 added to {SET_NAME} (version 2), 3 already in the set.")
+    assert sorted(golden_set.cases.values_list("trace_id", flat=True)) == sorted(t.pk for t in traces[:4])
+
+
+def _save_the_set_s_own_gates(page, base, golden_set):
+    """Give the set its own gates on its page: a must-pass id that is not its case is refused first."""
+    from playwright.sync_api import expect
+
+    # The set's own gates: a must-pass id that is not its case is refused; then every case must pass retrieval.
+    page.goto(f"{base}/traces/golden/{golden_set.pk}/")
+    expect(page.locator("#cases tbody tr")).to_have_count(4)
+    case_ids = sorted(golden_set.cases.values_list("case_id", flat=True))
+    gates = page.locator("#gates")
+    gates.locator("input[name=must_pass]").fill(f"{case_ids[0]}, g999")
+    gates.get_by_role("button", name="Save gates").click()
+    expect(page.locator("#gates-errors")).to_contain_text("Must-pass ids must be cases of this set; not in it: g999.")
+    page.locator("#gates input[name=must_pass]").fill(case_ids[0])
+    page.get_by_label("Recall@5: block below").fill("0.5")
+    page.locator("#gates").get_by_role("button", name="Save gates").click()
+    expect(page.locator(".messages")).to_contain_text(f"Gates of {SET_NAME} saved")
+    expect(page.locator("#gates-source")).to_contain_text("This set's own gates")
+    golden_set.refresh_from_db()
+    assert golden_set.gates["must_pass"] == [case_ids[0]]
+    assert golden_set.gates["metrics"]["recall@5"]["block_below"] == 0.5

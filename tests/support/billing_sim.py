@@ -13,7 +13,7 @@ from datetime import date
 
 import pytest
 
-from billing.client import BillingClient, memory_breaker
+from billing.api.client import BillingClient, memory_breaker
 from billing.simulator import BillingSimulator
 from billing.simulator.transport import InProcessTransport
 

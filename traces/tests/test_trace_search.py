@@ -7,7 +7,7 @@ import pytest
 from django.urls import reverse
 
 from traces import selectors
-from traces.labels import latency_waterfall, matching_values
+from traces.display import latency_waterfall, matching_values
 from traces.tests.test_trace_browser import analyst, listed, make_trace  # noqa: F401 - the fixture is used
 
 pytestmark = pytest.mark.django_db

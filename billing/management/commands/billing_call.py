@@ -19,8 +19,8 @@ import httpx
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from billing.breaker import retry_in
-from billing.client import CAPABILITIES, LOOKUP_KEYS, billing_breaker, billing_client
+from billing.api.breaker import retry_in
+from billing.api.client import CAPABILITIES, LOOKUP_KEYS, billing_breaker, billing_client
 from billing.simulator.app import parse_fault
 from core import clock
 

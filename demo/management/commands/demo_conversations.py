@@ -152,7 +152,7 @@ def _review_session(trace):
     from django.db.models import Max, Min
 
     from traces import services
-    from traces.models import FailureClass, ReviewNote, ReviewSession, SessionTrace, Trace
+    from traces.models import FailureClass, ReviewNote, ReviewSession, Trace
 
     analyst = demo_analyst()
     session = ReviewSession.objects.filter(name=REVIEW_SESSION).first()
@@ -163,10 +163,8 @@ def _review_session(trace):
             name=REVIEW_SESSION, window_start=window["start"] - timedelta(minutes=1),
             window_end=window["end"] + timedelta(minutes=1), size=demo.count(),
             filters={"channel": "whatsapp"}, seed=2026, created_by=analyst)
-    if not session.items.filter(trace=trace).exists():  # the draw is uniform; the failure must be in it
-        position = (session.items.aggregate(last=Max("position"))["last"] or 0) + 1
-        SessionTrace.objects.create(session=session, trace=trace, source=SessionTrace.Source.UNIFORM,
-                                    position=position)
+    # The draw is uniform; the failure must be in it (added after the drawn ones unless drawn).
+    services.review_session_add_traces(session=session, trace_ids=[trace.pk])
     note = ReviewNote.objects.filter(session=session, trace=trace, author=analyst).first()
     if note is None:
         note = services.review_note_save(session=session, trace=trace, author=analyst, verdict="fail",

@@ -1,6 +1,5 @@
 """Decide go / iterate / block from a gates file and an eval report or run: exit 0 go, 2 iterate, 1 block."""
 
-import datetime as dt
 import io
 import json
 from dataclasses import dataclass
@@ -10,21 +9,57 @@ from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
-from evals.gates import Decision, GatesFileError, evaluate, parse_gates
-from evals.runner import run_gate_report
-from evals.services import GoldenSetError
-from evals.set_gates import set_gates
+from core import clock
+from evals.gate_baseline import BaselineFile, BaselineFileError, read_baseline_file
+from evals.gate_rules import Decision, GatesFileError, evaluate, must_pass_failing, parse_gates
+from evals.gates_for_set import set_gates
+from evals.golden import GoldenFileError, read_golden_rows, stale_cases
+from evals.human_labels import calibration_report, human_labels_import, judge_labelled
+from evals.judge import get_judge
+from evals.label_file import LabelFileError
+from evals.management.commands.eval_run import golden_set_for_run
+from evals.models import EvalRun, GoldenSet
+from evals.runner import (
+    EvalRunError,
+    eval_run,
+    run_baseline,
+    run_cases_json,
+    run_compare,
+    run_compare_with_cases,
+    run_gate_report,
+    run_json,
+    run_summary,
+)
+from evals.services import GoldenSetError, gate_decision_record, golden_export, golden_import
+from kb.embeddings import embedder_fingerprint, get_embedder
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """What the run was compared with, and what the comparison found."""
+
+    base: object = None  # an EvalRun, a BaselineFile, or None
+    result: object = None  # answer_checks.RunComparison, or None
+    other_vectors: bool = False
+    base_must_pass: tuple[str, ...] = ()  # failing must-pass cases in a baseline file (refused)
+
+    @property
+    def newly_failing(self) -> list[str] | None:
+        return self.result.newly_failing if self.result is not None else None
 
 
 class Command(BaseCommand):
     help = (
         "Check an eval report or run against the thresholds of a gates file (JSON, YAML or TOML) and exit "
         "0 go, 2 iterate, 1 block. Without --report or --run: runs the gates file's golden_set through "
-        "eval_run (or, for a gates file that names only a golden file, eval_retrieval). --baseline compares "
-        "with an earlier run or a run file (the JSON of `eval_run --json`): a case that newly fails blocks. "
-        "Every decision is stored (the run and set pages show the last one) and appended to GATE_RUN_LOG. "
-        "A golden set with its own gates (edited on its page) is held to those, not to the file's thresholds, "
-        "unless --file-gates is given."
+        "eval_run (or, for a gates file that names only a golden file, eval_retrieval), after importing and "
+        "judging the human labels the file names (`labels`). A failing must-pass case always blocks. "
+        "--baseline compares with an earlier run or a run file (the JSON of `eval_run --json`): a case that "
+        "newly fails blocks, and a run file holding a failing must-pass case is refused (block). --save-run "
+        "writes the gated run as a baseline file: exit 0 when written, 1 when refused (a failing must-pass "
+        "case), whatever the decision. Every decision is stored (the run and set pages show the last one) and "
+        "appended to GATE_RUN_LOG. A golden set with its own gates (edited on its page) is held to those, not "
+        "to the file's thresholds, unless --file-gates is given."
     )
 
     def add_arguments(self, parser):
@@ -35,7 +70,8 @@ class Command(BaseCommand):
                             help='JSON merged into the report, e.g. {"corrected_pass_rate": {...}}')
         parser.add_argument("--run", type=int, metavar="RUN_ID", help="judge this finished eval run; run nothing")
         parser.add_argument("--save-run", type=Path, metavar="FILE",
-                            help="also write the gated run as a baseline file (the JSON of `eval_run --json`)")
+                            help="write the gated run as a baseline file (the JSON of `eval_run --json`), "
+                                 "unless a must-pass case fails in it")
         parser.add_argument("--baseline", metavar="RUN_ID|last|FILE",
                             help="compare with this run ('last': the latest earlier finished run of the set) or "
                                  "with a run file, the JSON that `eval_run --json` prints")
@@ -49,87 +85,29 @@ class Command(BaseCommand):
             raise CommandError("give --report or --run, not both")
         if save_run is not None and (report or (run is None and not config.golden_set)):
             raise CommandError("--save-run writes a run: name a golden_set in the gates file or pass --run")
-        head = named_base = None
-        if baseline and baseline != "last":
-            # A wrong id or an unreadable file is refused before anything runs.
-            named_base = (_finished_run(int(baseline), what="--baseline") if baseline.isdigit()
-                          else _baseline_file(Path(baseline)))
-        if report:
-            if baseline:
-                raise CommandError("--baseline compares runs; it cannot be used with --report")
-            payload, origin = _read_json(report, what="report"), str(report)
-        elif run is not None:
-            head = _finished_run(run, what="--run")
-            payload, origin = run_gate_report(head), f"eval run {head.pk}"
-        elif config.golden_set:
-            head = self._eval_run(config)
-            payload, origin = run_gate_report(head), f"eval run {head.pk} of {config.golden_set}"
-        else:
-            payload, origin = self._run_eval(config), f"eval_retrieval on {config.golden}"
+        if report and baseline:
+            raise CommandError("--baseline compares runs; it cannot be used with --report")
+        # A wrong id or an unreadable file is refused before anything runs.
+        named_base = _named_baseline(baseline) if baseline and baseline != "last" else None
+        head, payload, origin = self._report(config, report=report, run=run)
         if calibration:
             payload.update(_read_json(calibration, what="calibration"))
-        gates_name = str(gates)
-        if head is not None and not file_gates:
-            try:
-                chosen = set_gates(head.golden_set, file_config=config, file_text=gates_text)
-            except GatesFileError as exc:
-                raise CommandError(f"{exc} — save the set's gates again on its page, or pass --file-gates") from exc
-            if chosen.own:
-                config, gates_name, gates_text = chosen.config, chosen.source, chosen.text
-                edited = head.golden_set.gates_edited_at
-                self.stdout.write(f"golden set {head.golden_set.name} has its own gates"
-                                  f"{f' (edited {edited:%Y-%m-%d %H:%M})' if edited else ''}: they replace the "
-                                  f"thresholds, must-pass ids and no_new_failures of {gates} (--file-gates to "
-                                  f"use the file's)")
-
-        base = self._baseline(baseline, head, named_base) if baseline else None
-        comparison, other_vectors = None, False
-        if isinstance(base, BaselineFile):
-            from evals.runner import run_compare_with_cases
-            from kb.embeddings import embedder_fingerprint, get_embedder
-
-            comparison = run_compare_with_cases(base=base.failures, base_retrieval_only=base.retrieval_only,
-                                                head=head)
-            here = embedder_fingerprint(get_embedder())
-            other_vectors = bool(base.embedder_fingerprint) and base.embedder_fingerprint != here
-            if other_vectors:
-                self.stdout.write(f"baseline {base.path} was made by another build of the embedder (fingerprint "
-                                  f"{base.embedder_fingerprint}, here {here}): cases that flip are reported, not "
-                                  "blocking; the thresholds and must-pass cases still hold")
-        elif base is not None:
-            from evals.runner import run_compare
-
-            comparison = run_compare(base=base, head=head)
-        outcome = evaluate(config, payload, newly_failing=comparison.newly_failing if comparison else None,
-                           other_vectors=other_vectors)
-
-        self.stdout.write(f"gates {gates_name} · report: {origin}")
-        if head is not None:
-            from evals.runner import run_summary
-
-            self.stdout.write(run_summary(head))
-        self._write_table(outcome)
-        if comparison is not None:
-            scope = " (retrieval failures only: one run is retrieval-only)" if comparison.scope == "retrieval" else ""
-            self.stdout.write(f"baseline {_baseline_name(base)}{scope}: newly failing "
-                              f"{', '.join(comparison.newly_failing) or 'none'} · newly passing "
-                              f"{', '.join(comparison.newly_passing) or 'none'}")
-        self.stdout.write(f"decision: {outcome.decision.value} (exit {outcome.decision.exit_code})")
-        _append_run_log(gates=gates_name, config=config, payload=payload, head=head, base=base, comparison=comparison,
+        config, gates_name, gates_text = self._chosen_gates(config, head=head, gates=gates, gates_text=gates_text,
+                                                            file_gates=file_gates)
+        comparison = self._compare(baseline, head=head, named_base=named_base, config=config) if baseline \
+            else Comparison()
+        outcome = evaluate(config, payload, newly_failing=comparison.newly_failing,
+                           other_vectors=comparison.other_vectors, baseline_must_pass=list(comparison.base_must_pass))
+        self._write_report(outcome, gates_name=gates_name, origin=origin, head=head, comparison=comparison)
+        _append_run_log(gates=gates_name, config=config, payload=payload, head=head, comparison=comparison,
                         outcome=outcome)
-        if save_run is not None:
-            from evals.runner import run_json
-
-            path = _repo_path(str(save_run))
-            path.write_text(json.dumps(run_json(head), ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
-            self.stdout.write(f"wrote run {head.pk} to {save_run}")
-        from evals.services import gate_decision_record
-
         if head is not None:  # a saved report (--report) is recorded in the run log only
-            gate_decision_record(run=head, gates_file=gates_name,
-                                 gates_text=gates_text,
-                                 baseline=_baseline_name(base) if base is not None else "",
-                                 outcome=outcome, newly_failing=comparison.newly_failing if comparison else [])
+            gate_decision_record(run=head, gates_file=gates_name, gates_text=gates_text,
+                                 baseline=_baseline_name(comparison.base) if comparison.base is not None else "",
+                                 outcome=outcome, newly_failing=comparison.newly_failing or [])
+        if save_run is not None:
+            self._save_run(head, path=save_run, listed=config.must_pass)
+            return
         if outcome.decision is not Decision.GO:
             raise SystemExit(outcome.decision.exit_code)
 
@@ -143,6 +121,35 @@ class Command(BaseCommand):
         except GatesFileError as exc:
             raise CommandError(str(exc)) from exc
 
+    def _report(self, config, *, report, run):
+        """Return (the gated run or None, the report to gate, where the report comes from)."""
+        if report:
+            return None, _read_json(report, what="report"), str(report)
+        if run is not None:
+            head = _finished_run(run, what="--run")
+            return head, run_gate_report(head), f"eval run {head.pk}"
+        if config.golden_set:
+            head = self._eval_run(config)
+            return head, run_gate_report(head), f"eval run {head.pk} of {config.golden_set}"
+        return None, self._run_eval(config), f"eval_retrieval on {config.golden}"
+
+    def _chosen_gates(self, config, *, head, gates, gates_text, file_gates):
+        """Return the gates that hold the run: its set's own when it has them (unless --file-gates), else the file's."""
+        if head is None or file_gates:
+            return config, str(gates), gates_text
+        try:
+            chosen = set_gates(head.golden_set, file_config=config, file_text=gates_text)
+        except GatesFileError as exc:
+            raise CommandError(f"{exc} — save the set's gates again on its page, or pass --file-gates") from exc
+        if not chosen.own:
+            return config, str(gates), gates_text
+        edited = head.golden_set.gates_edited_at
+        self.stdout.write(f"golden set {head.golden_set.name} has its own gates"
+                          f"{f' (edited {edited:%Y-%m-%d %H:%M})' if edited else ''}: they replace the "
+                          f"thresholds, must-pass ids and no_new_failures of {gates} (--file-gates to "
+                          f"use the file's)")
+        return chosen.config, chosen.source, chosen.text
+
     def _run_eval(self, config) -> dict:
         if not config.golden:
             raise CommandError(f"{config.source}: names no 'golden' file or 'golden_set'; add one or pass --report")
@@ -155,13 +162,8 @@ class Command(BaseCommand):
             raise CommandError(f"{config.source}: golden file {config.golden}: {exc}") from exc
         return json.loads(out.getvalue())
 
-    def _eval_run(self, config):
-        """Run the gates file's golden set (imported from its golden file the first time)."""
-        from evals.golden import GoldenFileError
-        from evals.models import GoldenSet
-        from evals.runner import EvalRunError, eval_run
-        from evals.services import golden_import
-
+    def _eval_run(self, config) -> EvalRun:
+        """Run the gates file's golden set (imported from its golden file the first time), its labels judged."""
         if not GoldenSet.objects.filter(name=config.golden_set).exists():
             if not config.golden:
                 raise CommandError(f"{config.source}: no golden set named {config.golden_set!r} and no "
@@ -172,41 +174,91 @@ class Command(BaseCommand):
                 raise CommandError(f"{config.source}: {exc}") from exc
             self.stdout.write(f"imported {config.golden} as golden set {config.golden_set} "
                               f"v{version.number} ({len(version.snapshot)} cases)")
-        from evals.management.commands.eval_run import golden_set_for_run
-
+        elif config.golden:
+            self._warn_if_stale(config)
         golden_set = golden_set_for_run(config.golden_set)
         retrieval_only = config.retrieval_only
         if retrieval_only is None:
             retrieval_only = not (settings.OPENAI_API_KEY or settings.OPENAI_BASE_URL)
+        if config.labels and not retrieval_only:
+            self._calibrate(config, golden_set=golden_set)
         try:
             return eval_run(golden_set=golden_set, retrieval_only=retrieval_only, k=config.k)
         except (EvalRunError, GoldenSetError) as exc:
             raise CommandError(str(exc)) from exc
 
-    def _baseline(self, baseline: str, head, named_base):
-        from evals.runner import run_baseline
+    def _warn_if_stale(self, config) -> None:
+        """Say so when the set in the database is not the golden file the gates name (it is run as it is)."""
+        try:
+            rows = read_golden_rows(_repo_path(config.golden))
+        except GoldenFileError:
+            return
+        differing = stale_cases(golden_export(name=config.golden_set), rows)
+        if differing:
+            shown = ", ".join(differing[:8]) + (" …" if len(differing) > 8 else "")
+            self.stdout.write(f"golden set {config.golden_set} differs from {config.golden} in {len(differing)} "
+                              f"case(s) ({shown}): it runs as the database holds it; `manage.py golden_import "
+                              f"{config.golden_set} {config.golden}` brings it in line")
 
+    def _calibrate(self, config, *, golden_set: GoldenSet) -> None:
+        """Import the human labels the gates file names (once) and judge them with the run's judge."""
+        try:
+            imported = human_labels_import(path=_repo_path(config.labels), golden_set=golden_set,
+                                           shown=config.labels)
+        except LabelFileError as exc:
+            raise CommandError(f"{config.source}: {exc}") from exc
+        judge = get_judge()
+        judged = judge_labelled(judge=judge, limit=10_000)
+        self.stdout.write(f"human labels {config.labels}: {imported.summary}; {judged} judged by {judge.version}")
+        figures = []
+        for split in ("dev", "test"):
+            report = calibration_report(judge_version=judge.version, split=split, purpose=f"gate, {config.source}")
+            figures.append(f"{split} " + (f"TPR {report['tpr']:.3f} ({report['true_passes']}/{report['human_passes']}) "
+                                          f"TNR {report['tnr']:.3f} ({report['true_fails']}/{report['human_fails']})"
+                                          if report["tpr"] is not None else report.get("error", "not computable")))
+        read = report.get("test_read")
+        if read:
+            figures.append("the test split's first read for this version (final)" if read["final"] else
+                           f"test read {read['reads']} for this version, not final (first: {read['first_at']}, "
+                           f"{read['first_purpose']}: TPR {read['first_tpr']}, TNR {read['first_tnr']})")
+        self.stdout.write(f"judge {judge.version} against the labels: {' · '.join(figures)}")
+
+    def _compare(self, baseline: str, *, head, named_base, config) -> Comparison:
+        """Compare the run with its baseline: a run ('last' or an id) or a run file (refused when it holds a
+        failing must-pass case)."""
         if head is None:
             raise CommandError("--baseline needs a run: name a golden_set in the gates file or pass --run")
         if baseline == "last":
             base = run_baseline(head=head)
             if base is None:
                 self.stdout.write(f"no earlier finished run of {head.golden_set.name}; nothing to compare with")
-            return base
-        base = named_base
-        if isinstance(base, BaselineFile):
-            if base.golden_set and base.golden_set != head.golden_set.name:
-                raise CommandError(f"baseline file {base.path} is a run of golden set {base.golden_set!r}, "
+                return Comparison()
+            return Comparison(base=base, result=run_compare(base=base, head=head))
+        if not isinstance(named_base, BaselineFile):
+            if named_base.pk == head.pk:
+                raise CommandError(f"--baseline {named_base.pk} is the run being gated")
+            if named_base.golden_set_id != head.golden_set_id:
+                raise CommandError(f"baseline run {named_base.pk} is of golden set {named_base.golden_set.name!r}, "
                                    f"not {head.golden_set.name!r}")
-            return base
-        if base.pk == head.pk:
-            raise CommandError(f"--baseline {base.pk} is the run being gated")
-        if base.golden_set_id != head.golden_set_id:
-            raise CommandError(f"baseline run {base.pk} is of golden set {base.golden_set.name!r}, "
+            return Comparison(base=named_base, result=run_compare(base=named_base, head=head))
+        if named_base.golden_set and named_base.golden_set != head.golden_set.name:
+            raise CommandError(f"baseline file {named_base.path} is a run of golden set {named_base.golden_set!r}, "
                                f"not {head.golden_set.name!r}")
-        return base
+        result = run_compare_with_cases(base=named_base.failures, base_retrieval_only=named_base.retrieval_only,
+                                        head=head)
+        here = embedder_fingerprint(get_embedder())
+        other_vectors = bool(named_base.embedder_fingerprint) and named_base.embedder_fingerprint != here
+        if other_vectors:
+            self.stdout.write(f"baseline {named_base.path} was made by another build of the embedder (fingerprint "
+                              f"{named_base.embedder_fingerprint}, here {here}): cases that flip are reported, not "
+                              "blocking; the thresholds and must-pass cases still hold")
+        return Comparison(base=named_base, result=result, other_vectors=other_vectors,
+                          base_must_pass=tuple(named_base.must_pass_failing(listed=config.must_pass)))
 
-    def _write_table(self, outcome) -> None:
+    def _write_report(self, outcome, *, gates_name, origin, head, comparison) -> None:
+        self.stdout.write(f"gates {gates_name} · report: {origin}")
+        if head is not None:
+            self.stdout.write(run_summary(head))
         rows = [("metric", "value", "judged on", "iterate if", "block if", "verdict")]
         for result in outcome.results:
             iterate, block = result.gate.describe()
@@ -218,37 +270,33 @@ class Command(BaseCommand):
         for result in outcome.results:
             if result.detail:
                 self.stdout.write(f"  {result.gate.metric}: {result.detail}")
+        if comparison.result is not None:
+            scope = " (retrieval failures only: one run is retrieval-only)" \
+                if comparison.result.scope == "retrieval" else ""
+            self.stdout.write(f"baseline {_baseline_name(comparison.base)}{scope}: newly failing "
+                              f"{', '.join(comparison.result.newly_failing) or 'none'} · newly passing "
+                              f"{', '.join(comparison.result.newly_passing) or 'none'}")
+        self.stdout.write(f"decision: {outcome.decision.value} (exit {outcome.decision.exit_code})")
+
+    def _save_run(self, head: EvalRun, *, path: Path, listed: tuple[str, ...]) -> None:
+        """Write the run as a baseline file, unless a must-pass case fails in it (a CommandError then)."""
+        failing = must_pass_failing(cases=run_cases_json(head), listed=listed)
+        if failing:
+            raise CommandError(f"{path} not written: must-pass case(s) {', '.join(failing)} fail in run {head.pk}, "
+                               f"and a baseline may not hold a failing must-pass case — make them pass first")
+        located = _repo_path(str(path))
+        located.write_text(json.dumps(run_json(head), ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+        self.stdout.write(f"wrote run {head.pk} to {path}")
 
 
-@dataclass(frozen=True)
-class BaselineFile:
-    """A run saved as the JSON of `eval_run --json`: which cases failed, and how."""
-
-    path: Path
-    golden_set: str
-    retrieval_only: bool
-    failures: dict[str, list[str]]
-    embedder_fingerprint: str = ""  # empty: written before runs recorded it (compared as if alike)
-
-
-def _baseline_file(path: Path) -> BaselineFile:
-    """Read a run file for --baseline; a CommandError that says what is wrong with it otherwise."""
-    located = _repo_path(str(path))
-    if not located.is_file():
-        raise CommandError(f"--baseline must be a run id, 'last' or a run file; {path} is none of them")
-    payload = _read_json(located, what="baseline run")
-    cases = payload.get("per_case")
-    if not isinstance(cases, list) or not all(
-            isinstance(row, dict) and isinstance(row.get("id"), str) and isinstance(row.get("failures"), list)
-            for row in cases):
-        raise CommandError(f"{path}: a baseline run file needs 'per_case', a list of {{\"id\", \"failures\"}} "
-                           f"rows — write it with `manage.py eval_run --golden NAME --json > {path}`")
-    retrieval_only = payload.get("retrieval_only", False)
-    if not isinstance(retrieval_only, bool):
-        raise CommandError(f"{path}: 'retrieval_only' must be true or false")
-    return BaselineFile(path=path, golden_set=str(payload.get("golden_set") or ""), retrieval_only=retrieval_only,
-                        failures={row["id"]: [str(f) for f in row["failures"]] for row in cases},
-                        embedder_fingerprint=str(payload.get("embedder_fingerprint") or ""))
+def _named_baseline(baseline: str):
+    """Return the run or run file --baseline names; a CommandError before anything runs otherwise."""
+    if baseline.isdigit():
+        return _finished_run(int(baseline), what="--baseline")
+    try:
+        return read_baseline_file(_repo_path(baseline), shown=Path(baseline))
+    except BaselineFileError as exc:
+        raise CommandError(str(exc)) from exc
 
 
 def _baseline_name(base) -> str:
@@ -260,9 +308,7 @@ def _repo_path(name: str) -> Path:
     return path if path.is_absolute() else Path(settings.BASE_DIR) / path
 
 
-def _finished_run(run_id: int, *, what: str):
-    from evals.models import EvalRun
-
+def _finished_run(run_id: int, *, what: str) -> EvalRun:
     run = EvalRun.objects.select_related("golden_set").filter(pk=run_id).first()
     if run is None:
         raise CommandError(f"{what}: no eval run {run_id}")
@@ -271,12 +317,13 @@ def _finished_run(run_id: int, *, what: str):
     return run
 
 
-def _append_run_log(*, gates, config, payload, head, base, comparison, outcome) -> None:
+def _append_run_log(*, gates, config, payload, head, comparison, outcome) -> None:
     """Append one JSON line describing this gate decision to settings.GATE_RUN_LOG."""
     k = head.k if head is not None else payload.get("k", config.k)
     corrected = payload.get("corrected_pass_rate")
+    base = comparison.base
     line = {
-        "timestamp": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        "timestamp": clock.now().isoformat(timespec="seconds"),
         "gates": str(gates),
         "decision": outcome.decision.value,
         "exit_code": outcome.decision.exit_code,
@@ -296,7 +343,7 @@ def _append_run_log(*, gates, config, payload, head, base, comparison, outcome) 
         "corrected_pass_rate": ({key: corrected.get(key) for key in ("value", "lower", "upper", "observed", "error")
                                  if key in corrected} if isinstance(corrected, dict) else corrected),
         "must_pass_failures": payload.get("must_pass_failures"),
-        "newly_failing": comparison.newly_failing if comparison is not None else None,
+        "newly_failing": comparison.newly_failing,
         "gates_failed": [r.gate.metric for r in outcome.results if r.decision in (Decision.BLOCK, Decision.ITERATE)],
     }
     path = Path(settings.GATE_RUN_LOG)

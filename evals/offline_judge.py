@@ -1,0 +1,269 @@
+"""The offline judges: faithfulness by word overlap and, for bill explanations, by reading the billing findings.
+
+Used when no model is configured (the demo and CI). Each is a measuring instrument with its own blind spots, so
+each has a version, and its TPR/TNR are measured against human labels under that version like a model judge's.
+`LexicalJudge` ("lexical-support-1") checks every claim's numbers and words against the passages.
+`LexicalBillJudge` ("lexical-support-2", the one in use) reads a claim about a bill the way a person checks it
+against the turn's billing findings (evals/bill_reading.py) — the change and its sign, the causes, the months,
+a payment's state — and counts the figures the grounding verifier derived from two evidence amounts as
+supported; other claims it checks as version 1 does, and a claim that negates the passage it copies fails.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from bot.escalation import ASK_FOR_IDENTITY, CUSTOMER_NOTICE
+from core.text import fold, number_key
+from evals.bill_reading import MONTHS, Finding, bill_problems, has_words, names_the_bill
+from evals.judgement import EvidenceItem, Judgement
+
+LEXICAL_JUDGE_VERSION = "lexical-support-2"  # the offline judge in use: LexicalBillJudge
+# A claim is supported when at least this share of its content words occurs in ONE passage.
+LEXICAL_MIN_SHARE = 0.6
+_STEM = 5  # words compare on their first 5 letters: "reconexion" ~ "reconexiones", "cobran" ~ "cobrar"
+
+_STOP_WORDS = frozenset("""
+a al algo algun alguna algunas alguno algunos ante antes aqui asi aun bien cada como con contra cual cuales cuando
+de del desde donde dos durante e el ella ellas ellos en entre era es esa esas ese eso esos esta estan estar estas
+este esto estos fue ha hay hasta la las le les lo los mas me mi mis muy nada ni no nos nuestra nuestro o otra otro
+para pero poco por porque puede pueden que se sea ser si sin sobre solo son su sus tambien te tiene tienen tu tus
+un una unas uno unos usted ustedes va y ya
+about after all also am an and any are as at be been before but by can could did do does each for from had has
+have he her his how i if in into is it its just may me more most my no not now of on once only or other our out
+over own same she should so some such than that the their them then there these they this those through to too
+under until up very was we were what when where which while who why will with would you your
+hola gracias saludos favor buenos buenas dias tardes noches estimado estimada hello hi thanks thank please dear
+""".split())
+_CITATION_RE = re.compile(r"\[\s*E\d+(?:\s*[,;]\s*E\d+)*\s*\]")
+_NUMBER_RE = re.compile(r"\d+(?:[.,]\d+)*")
+_WORD_RE = re.compile(r"[^\W\d_]+")
+# A sentence ends at . ! ? followed by a capital or an opening mark — not inside "Bs. 350,00"; or at a newline.
+_SENTENCE_RE = re.compile(r"(?<=[.!?])\s+(?=[¿¡\"“(A-ZÁÉÍÓÚÑ])|\n+")
+_PEOPLE_RE = re.compile(r"\b(persona|personas|agente|agentes|asesor|asesora|operador|equipo|humano|person|people|"
+                        r"agent|agents|representative|team|human|colleague|colega)\b")
+_HANDOVER_RE = re.compile(r"\b(paso|pasamos|pasar|comunic\w*|transfier\w*|transfer\w*|deriv\w*|contactar\w*|"
+                          r"respond\w*|atender\w*|atendera|confirm\w*|pass\w*|connect\w*|reply|get back|"
+                          r"follow up|will help|ayudar\w*)\b")
+
+
+def _numbers(text: str) -> set[str]:
+    return {number_key(token) for token in _NUMBER_RE.findall(text)}
+
+
+def _content_stems(text: str) -> set[str]:
+    return {w[:_STEM] for w in _WORD_RE.findall(fold(text)) if len(w) > 2 and w not in _STOP_WORDS}
+
+
+def _claim_sentences(answer: str) -> list[str]:
+    """Return the answer's claims: its sentences, cut after each citation marker (the writer cites each claim)."""
+    text = answer
+    # The bot's own hand-over and identity requests make no claim about billing.
+    for notice in (*CUSTOMER_NOTICE.values(), *ASK_FOR_IDENTITY.values()):
+        text = text.replace(notice, "\n")
+    pieces = (piece for segment in _CITATION_RE.split(text) for piece in _SENTENCE_RE.split(segment))
+    sentences = []
+    for sentence in (piece.strip(" \t\n,;:") for piece in pieces):
+        folded = fold(sentence)
+        if not sentence or (not _NUMBER_RE.search(sentence) and len(_content_stems(sentence)) < 2):
+            continue  # a greeting or a word of thanks
+        if not _NUMBER_RE.search(sentence) and _PEOPLE_RE.search(folded) and _HANDOVER_RE.search(folded):
+            continue  # "a person on our team will reply here": a hand-over, not a claim
+        sentences.append(sentence)
+    return sentences
+
+
+class LexicalJudge:
+    """An offline faithfulness judge by word overlap, for when no model is configured (the demo and CI).
+
+    It passes an answer only when every claim — a sentence, cut after each citation marker since the writer
+    cites claim by claim; markers removed — is supported by the evidence: every number in the claim occurs
+    somewhere in the evidence (text or value, compared as values: "350,00" = "350.00" = "350"), and at least
+    LEXICAL_MIN_SHARE (0.6) of its content words — accent-folded, lowercase, Spanish and English stop words
+    and greetings dropped, compared on their first five letters — occur in ONE passage. Sentences that only hand over to a person, ask for the customer's
+    identity or greet make no claim, so an answer that only hands over passes. The reason lists the
+    unsupported sentences and why.
+
+    It is a measuring instrument like any judge, with its own blind spots (a paraphrase with new words fails,
+    a contradiction built from the passage's own words passes): its TPR/TNR are measured against human labels
+    under its own version, "lexical-support-1", and its pass rate is corrected with them like a model judge's.
+    """
+
+    version = "lexical-support-1"
+    model = "offline"
+
+    def judge(self, *, answer: str, evidence: Sequence[EvidenceItem], question: str = "",
+              verified: Sequence[str] = ()) -> Judgement:
+        """Return pass when every claim of `answer` is supported by some passage of `evidence` (this version
+        reads no billing finding and no verified figure)."""
+        passages = [(item.id, f"{item.text}\n{getattr(item, 'value', None) or ''}") for item in evidence]
+        evidence_numbers = set().union(*(_numbers(text) for _, text in passages)) if passages else set()
+        passage_stems = [(passage_id, _content_stems(text)) for passage_id, text in passages]
+        claims = _claim_sentences(answer)
+        unsupported = []
+        for sentence in claims:
+            problems = []
+            missing = sorted(_numbers(sentence) - evidence_numbers)
+            if missing:
+                problems.append(f"numbers not in the evidence: {', '.join(missing)}")
+            stems = _content_stems(sentence)
+            if stems:
+                best_id, best = max(((pid, len(stems & words) / len(stems)) for pid, words in passage_stems),
+                                    key=lambda pair: pair[1], default=("", 0.0))
+                if best < LEXICAL_MIN_SHARE:
+                    where = f"best passage {best_id}" if best_id else "no evidence"
+                    problems.append(f"{best:.0%} of its content words in one passage ({where}; "
+                                    f"needs {LEXICAL_MIN_SHARE:.0%})")
+            if problems:
+                unsupported.append(f"«{sentence}»: {'; '.join(problems)}")
+        if not claims:
+            verdict, reason = "pass", "no factual claim (a hand-over, a greeting or an empty answer)"
+        elif unsupported:
+            verdict = "fail"
+            reason = f"{len(unsupported)} of {len(claims)} claims unsupported: " + " | ".join(unsupported)
+        else:
+            verdict, reason = "pass", f"all {len(claims)} claims supported by the evidence"
+        return Judgement(verdict=verdict, reason=reason, judge_version=self.version, model=self.model,
+                         attempts=1, raw="")
+
+
+# Words a bill explanation uses around the findings' figures ("tu factura subió … respecto a la de …"): they
+# name no fact, so a bill claim is not faulted for them.
+_BILL_PHRASING = frozenset(_content_stems(
+    "factura facturas recibo bill invoice respecto compared comparada anterior resto rest corresponde monto "
+    "cobrado cobro cobraron charged charge cargo diferencia difference mes month mensual monthly actual current "
+    "plan cuesta costs aplico applied pago payment pagaste intento attempt earlier antes tiene tienes saldo "
+    "balance dias days vencida overdue calculado calculated sobre seguian terminar plazo gracia grace periodo "
+    "period descontaba took off each cada also tambien incluye includes servicio service lleva subio bajo aumento "
+    "went up down increased decreased higher lower " + " ".join(MONTHS)))
+BILL_MIN_SHARE = 0.5  # of a bill claim's content words, in the findings or the bill's phrasing
+
+# A plan or offer whose rules differ from the others': a rule of its passage holds for it alone.
+SCOPES = (("prueba", "trial"), ("anual", "annual", "year"), ("bienvenida", "welcome", "descuento", "discount"))
+_SCOPE_TITLES = (("plan de prueba", "trial"), ("plan anual", "annual plan"),
+                 ("descuento de bienvenida", "welcome discount"))
+
+
+def scope_problem(claim: str, *, passage: str, question: str) -> str:
+    """Return why a claim copies a rule of a passage about one plan or offer (its title says which) without
+    naming it, when the question does not name it either ("" when it names it or the passage is general)."""
+    title = fold(passage.split("\n", 1)[0])
+    said = f"{fold(claim)} {fold(question)}"
+    for titles, words in zip(_SCOPE_TITLES, SCOPES):
+        if any(name in title for name in titles) and not has_words(said, [f"{word}*" for word in words]):
+            return f"states a rule of «{passage.split(chr(10), 1)[0].strip()}» without saying it is that one's"
+    return ""
+
+
+_PAIR = re.compile(r"(usd|us\$|\$|bs\.?|bolivares|dolares)\s*(\d+(?:[.,]\d+)*)"
+                   r"|(\d+(?:[.,]\d+)*)\s*(usd|dolares|bolivares|bs\b)")
+
+
+def currency_pairs(text: str) -> set[tuple[str, str]]:
+    """Return the (currency, amount) pairs of a text: "USD 28,00", "23,20 USD", "Bs. 1.400,00"."""
+    pairs = set()
+    for match in _PAIR.finditer(fold(text)):
+        unit, amount = (match.group(1), match.group(2)) if match.group(1) else (match.group(4), match.group(3))
+        pairs.add(("VES" if unit.startswith(("bs", "boli")) else "USD", number_key(amount)))
+    return pairs
+
+
+_NEGATION_RE = re.compile(r"\b(no|not|cannot|can't|nunca|never|tampoco|ningun|ninguna|nadie|nothing|nada)\b")
+
+
+class LexicalBillJudge(LexicalJudge):
+    """The offline judge that reads bills ("lexical-support-2").
+
+    A claim that speaks of the bill — it states a figure of a billing finding, or names the bill's change, a
+    cause or a payment's state — is checked against the findings the way a person reads them
+    (evals/bill_reading.py): the change's amount and sign, each cause named, each month named, a paid or pending
+    state, and the figures given for a cause. Its numbers must be in the evidence or among the figures the
+    grounding verifier derived from two evidence amounts (`verified`), and at least half of its content words
+    must be in the findings or be the words a bill explanation is phrased with. Any other claim is checked as
+    version 1 checks it (numbers in the evidence, 60 % of its content words in one passage), and fails when it
+    negates the passage sentence it copies (or drops that sentence's negation), or copies a rule of a passage
+    about one plan or offer (the trial, the annual plan, the welcome discount) without naming it when the
+    question does not. Every claim fails that gives an amount in a currency the evidence never gives it in.
+
+    Its rules were chosen on the train and dev splits of the committed human labels; docs/evals.md reports its
+    TPR/TNR on dev and on the test split, read once for this version.
+    """
+
+    version = LEXICAL_JUDGE_VERSION
+
+    def judge(self, *, answer: str, evidence: Sequence[EvidenceItem], question: str = "",
+              verified: Sequence[str] = ()) -> Judgement:
+        """Return pass when every claim of `answer` is supported by the evidence, bill claims read as bills."""
+        passages = [(item.id, f"{item.text}\n{getattr(item, 'value', None) or ''}") for item in evidence]
+        stated = set().union(*(_numbers(text) for _, text in passages)) if passages else set()
+        derived = {number_key(figure) for figure in verified if _NUMBER_RE.fullmatch(figure.strip())}
+        known = stated | derived
+        findings = [Finding.of(kind=item.fact_kind, text=item.text, value=getattr(item, "value", None))
+                    for item in evidence if getattr(item, "fact_kind", "")]
+        finding_stems = set().union(*(_content_stems(item.text) for item in evidence
+                                      if getattr(item, "fact_kind", ""))) if findings else set()
+        finding_numbers = set().union(*(finding.numbers for finding in findings)) if findings else set()
+        pairs = set().union(*(currency_pairs(text) for _, text in passages)) if passages else set()
+        claims = _claim_sentences(answer)
+        unsupported = []
+        for sentence in claims:
+            problems = []
+            missing = sorted(_numbers(sentence) - known)
+            if missing:
+                problems.append(f"numbers not in the evidence: {', '.join(missing)}")
+            problems += [f"gives {amount} in {unit}; the evidence never does" for unit, amount in
+                         sorted(currency_pairs(sentence) - pairs) if amount in stated]
+            if findings and (_numbers(sentence) & (finding_numbers | derived) or names_the_bill(sentence)):
+                problems += bill_problems(sentence, findings)
+                problems += _bill_words(sentence, finding_stems)
+            else:
+                problems += _passage_words(sentence, passages, question=question)
+            if problems:
+                unsupported.append(f"«{sentence}»: {'; '.join(problems)}")
+        return _verdict(self, claims, unsupported)
+
+
+def _bill_words(sentence: str, finding_stems: set[str]) -> list[str]:
+    stems = _content_stems(sentence)
+    if not stems:
+        return []
+    share = len(stems & (finding_stems | _BILL_PHRASING)) / len(stems)
+    return [] if share >= BILL_MIN_SHARE else [
+        f"{share:.0%} of its words in the billing findings (needs {BILL_MIN_SHARE:.0%})"]
+
+
+def _passage_words(sentence: str, passages: list[tuple[str, str]], *, question: str) -> list[str]:
+    """Return why a claim is not supported by one passage: too few of its words there, a negation turned, or a
+    rule of one plan given without naming the plan."""
+    stems = _content_stems(sentence)
+    if not stems:
+        return []
+    best_id, best = max(((pid, len(stems & _content_stems(text)) / len(stems)) for pid, text in passages),
+                        key=lambda pair: pair[1], default=("", 0.0))
+    if best < LEXICAL_MIN_SHARE:
+        where = f"best passage {best_id}" if best_id else "no evidence"
+        return [f"{best:.0%} of its content words in one passage ({where}; needs {LEXICAL_MIN_SHARE:.0%})"]
+    source = _closest_sentence(stems, passages)
+    if source and bool(_NEGATION_RE.search(fold(sentence))) != bool(_NEGATION_RE.search(fold(source))):
+        return [f"turns the negation of the passage's «{source.strip()[:80]}»"]
+    scope = scope_problem(sentence, passage=dict(passages)[best_id], question=question)
+    return [scope] if scope else []
+
+
+def _closest_sentence(stems: set[str], passages: list[tuple[str, str]]) -> str:
+    """Return the passage sentence sharing most content words with the claim."""
+    candidates = [piece for _, text in passages for piece in re.split(r"(?<=[.!?])\s+|\n+", text) if piece.strip()]
+    return max(candidates, key=lambda piece: len(stems & _content_stems(piece)), default="")
+
+
+def _verdict(judge, claims: list[str], unsupported: list[str]) -> Judgement:
+    if not claims:
+        verdict, reason = "pass", "no factual claim (a hand-over, a greeting or an empty answer)"
+    elif unsupported:
+        verdict = "fail"
+        reason = f"{len(unsupported)} of {len(claims)} claims unsupported: " + " | ".join(unsupported)
+    else:
+        verdict, reason = "pass", f"all {len(claims)} claims supported by the evidence"
+    return Judgement(verdict=verdict, reason=reason, judge_version=judge.version, model=judge.model, attempts=1,
+                     raw="")
