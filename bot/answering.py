@@ -7,18 +7,29 @@ What the turn must remember (the question kept while it asks) goes on the turn's
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from django.conf import settings
 
 from bot import clarify, drafting, identify
 from bot.context import TurnContext
-from bot.escalation import Reason, ask_for_identity
+from bot.escalation import Reason, ask_for_identity, decline_reply, offer_a_person, offer_to_check_account
 from bot.grounding import Evidence
-from bot.outcomes import Answered, Clarify, Escalated
+from bot.outcomes import Answered, Clarify, Declined, Escalated
+from bot.routing.decision import CLASSIFIER_SOURCES
+from bot.routing.scope import in_domain
+from bot.routing.text import read_as_meant
 from bot.routing.types import Route
 from bot.writer import TemplateWriter, WriterRequest, fact_evidence, turn_key_figures
 from core import clock
 from kb.search import search
 from kb.selectors import document_alternatives
+
+
+def needs_told(routing) -> bool:
+    """Whether an unsupported route is a need or a problem told without a request to act ("necesito IP fija para
+    las cámaras del negocio"): the help center may say what applies, and a person is offered to do the rest."""
+    return routing.route == Route.UNSUPPORTED and not routing.out_of_scope and routing.rule in CLASSIFIER_SOURCES
 
 
 def answer(recorder, routing, query, *, context: TurnContext, writer, billing, chosen=None):
@@ -27,19 +38,22 @@ def answer(recorder, routing, query, *, context: TurnContext, writer, billing, c
     `chosen` is the option the customer picked in reply to a clarifying question (the query is then the
     original question). A document question about the customer's own bill also gets their billing facts
     when they are known and a model writes (the template writer copies facts instead of the chunk that
-    explains). An unsure account question from an unknown customer is answered from the knowledge base
-    instead of asking who they are: it may well be the policy question it resembles.
+    explains). An account question from a customer billing cannot identify asks who they are first only
+    when only their records answer it (what they owe, their payments, a numbered bill); otherwise the
+    knowledge base answers what it can and the reply offers to look at their account.
     """
     draft = recorder.draft
     facts, key_figures, capability = [], [], routing.capability
-    if routing.route == Route.ACCOUNT and (context.customer_id or not routing.unsure):
-        if not context.customer_id:
-            found = identify.by_channel(recorder, billing, context)
-            if isinstance(found, Escalated):
-                return found
-            if not found:
-                context.remember_identity_question(query)  # answered once the customer says who they are
-                return Answered(ask_for_identity(routing.language), asks_identity=True)
+    offer_account = False
+    if routing.route == Route.ACCOUNT and not context.customer_id:
+        found = identify.by_channel(recorder, billing, context)
+        if isinstance(found, Escalated):
+            return found
+        if not found and routing.records_required:
+            context.remember_identity_question(query)  # answered once the customer says who they are
+            return Answered(ask_for_identity(routing.language), asks_identity=True)
+        offer_account = not found
+    if routing.route == Route.ACCOUNT and context.customer_id:
         outcome = _billing_facts(recorder, billing, capability, query, context=context, language=routing.language,
                                  chosen=chosen)
         if not isinstance(outcome, tuple):
@@ -60,6 +74,16 @@ def answer(recorder, routing, query, *, context: TurnContext, writer, billing, c
     # The search decides whether the turn has context (kb/context.py); it never drops a kept chunk.
     context_chunks = result.results if result.context.has_context else []
     if not context_chunks and not facts:
+        if needs_told(routing):
+            return Escalated(Reason.CAPABILITY_MISSING, [f"Asked for something the bot cannot do ({routing.rule}) "
+                                                         "and the help center says nothing about it."])
+        if not in_domain(read_as_meant(query)) and not routing.rule.startswith("own records"):
+            # Nothing in the help center and nothing about plans, bills or payments: not a question for a person.
+            return Declined(decline_reply(routing.language),
+                            why=f"no context and no billing word: {result.context.reason}")
+        if offer_account:  # nothing in the help center: the answer must be in their records
+            context.remember_identity_question(query)
+            return Answered(ask_for_identity(routing.language), asks_identity=True)
         return Escalated(Reason.NO_CONTEXT, [f"No context: {result.context.reason}."])
     if context_chunks and (routing.route != Route.ACCOUNT or not key_figures and not facts):
         decided = _sibling_documents(recorder, query, context_chunks, context=context, language=routing.language,
@@ -78,7 +102,15 @@ def answer(recorder, routing, query, *, context: TurnContext, writer, billing, c
     request = WriterRequest(query=query, language=routing.language, evidence=evidence, sources=sources,
                             history=list(context.history), capability=capability if facts else "",
                             key_figures=figures)
-    return drafting.write_and_verify(recorder, writer, request, template=isinstance(writer, TemplateWriter))
+    outcome = drafting.write_and_verify(recorder, writer, request, template=isinstance(writer, TemplateWriter))
+    if needs_told(routing) and isinstance(outcome, Answered):
+        # What the help center says about it, and a person to do what the bot cannot.
+        outcome = replace(outcome, text=f"{outcome.text} {offer_a_person(routing.language)}")
+    if offer_account and isinstance(outcome, Answered):
+        # Their own bill may say more than the policy: keep the question for when they say who they are.
+        context.remember_identity_question(query)
+        outcome = replace(outcome, text=f"{outcome.text} {offer_to_check_account(routing.language)}")
+    return outcome
 
 
 def _billing_facts(recorder, billing, capability, query, *, context, language, chosen):

@@ -11,8 +11,11 @@ from __future__ import annotations
 from django.conf import settings
 
 from bot import grounding, humanizer
-from bot.escalation import Reason
-from bot.outcomes import Answered, Escalated
+from bot.escalation import Reason, decline_reply
+from bot.outcomes import Answered, Declined, Escalated
+from bot.relevance import relevance
+from bot.routing.scope import in_domain
+from bot.routing.text import read_as_meant
 from bot.writer import TemplateWriter, WriterError
 
 
@@ -72,22 +75,46 @@ def write_and_verify(recorder, writer, request, *, template: bool):
         with recorder.stage(f"verify_{number}"):
             verdict, note_verdict = _verdicts(draft, request)
         attempt_problems = _problems(verdict, note_verdict, draft.note)
+        grounded = not attempt_problems
+        answers = _relevance(request, draft)
+        if answers is not None and not answers.ok:
+            attempt_problems.append(f"relevance: {answers.reason}")
         draft_row.attempts.append({
             "attempt": number, "raw": draft.raw, "reply": draft.reply, "note": draft.note,
             "evidence_ids": draft.evidence_ids,
-            # `grounded` is the verdict on everything that must hold before sending: both texts.
-            "verdict": {**verdict.as_json(), "grounded": not attempt_problems},
+            # `grounded` is the verdict on everything the verifier checks before sending: both texts.
+            "verdict": {**verdict.as_json(), "grounded": grounded},
             "note_verdict": note_verdict.as_json(),
+            **({"relevance": {"ok": answers.ok, "topic_share": round(answers.topic_share, 3), "kind": answers.kind,
+                              "reason": answers.reason}} if answers is not None else {}),
         })
         if not attempt_problems:
             grounded_draft = draft
             break
         problems = attempt_problems
         previous = draft.raw or draft.reply
+    if grounded_draft is None and problems and all(p.startswith("relevance: ") for p in problems):
+        # Every figure checks out, but the reply does not answer what was asked: never send a true sentence that
+        # does not answer. Not about plans, bills or payments at all: decline; otherwise a person answers.
+        if not in_domain(read_as_meant(request.query)):  # no word of plans, bills, payments or the service
+            return Declined(decline_reply(request.language), why=problems[0])
+        details = [problems[0][len("relevance: "):]]
+        if draft is not None and draft.reply:
+            details.append(f"Closest draft, not sent: “{grounding.strip_citations(draft.reply)}”")
+        return Escalated(Reason.NO_CONTEXT, details)
     if grounded_draft is None:
         with recorder.stage("fallback"):
             return _verified_fallback(recorder, request, problems or [], template=template, last=draft)
     return _humanized(recorder, request, grounded_draft)
+
+
+def _relevance(request, draft):
+    """Return whether a knowledge-base answer addresses the question (None for answers built on billing facts)."""
+    if request.capability:  # composed from the customer's billing facts for the capability they asked about
+        return None
+    cited = set(grounding.citation_ids(draft.reply))
+    return relevance(request.query, grounding.strip_citations(draft.reply),
+                     cited=[e.text for e in request.evidence if e.id in cited])
 
 
 def _humanized(recorder, request, draft, *, details: list[str] | None = None):

@@ -23,6 +23,25 @@ CUSTOMER_NOTICE = {
     "en": "Thanks for your message. I'm passing you to a person on our team, who will reply here shortly.",
 }
 
+# A message about something other than plans, bills and payments: what the bot does help with, and how to reach a
+# person — short, in the customer's language, never a help-center sentence about something else.
+DECLINE = {
+    "es": "Eso no es algo con lo que pueda ayudarte por aquí. Puedo ayudarte con tus planes, facturas y pagos; si "
+          "prefieres hablar con una persona, escríbeme «quiero hablar con una persona».",
+    "en": "That's not something I can help with here. I can help with your plans, invoices and payments; if you'd "
+          "rather talk to a person, just write \"I want to talk to a person\".",
+}
+# After an answer from the help center to someone billing could not identify: their own bill may say more.
+# No figure in it, so the verifier has nothing to check and the customer nothing to misread.
+OFFER_TO_CHECK_ACCOUNT = {
+    "es": "Si quieres que lo revise con los datos de tu cuenta, envíame tu número de cuenta o tu cédula.",
+    "en": "If you'd like me to check it against your own account, send me your account number or national id.",
+}
+# After what the help center says about something the bot cannot do itself: a person can.
+OFFER_A_PERSON = {
+    "es": "Si quieres que una persona de nuestro equipo lo gestione, escríbeme «quiero hablar con una persona».",
+    "en": "If you'd like someone from our team to take care of it, write \"I want to talk to a person\".",
+}
 ASK_FOR_IDENTITY = {
     "es": "Para revisar tu cuenta necesito identificarte: envíame tu número de cuenta o tu cédula "
           "(por ejemplo V-12345678).",
@@ -84,3 +103,18 @@ def customer_notice(language: str) -> str:
 def ask_for_identity(language: str) -> str:
     """Return the request for an account number or national id, in the customer's language."""
     return ASK_FOR_IDENTITY.get(language, ASK_FOR_IDENTITY["es"])
+
+
+def offer_to_check_account(language: str) -> str:
+    """Return the offer to look at the customer's own account, in their language."""
+    return OFFER_TO_CHECK_ACCOUNT.get(language, OFFER_TO_CHECK_ACCOUNT["es"])
+
+
+def decline_reply(language: str) -> str:
+    """Return the reply to a message outside plans, bills and payments, in the customer's language."""
+    return DECLINE.get(language, DECLINE["es"])
+
+
+def offer_a_person(language: str) -> str:
+    """Return the offer of a person to do what the bot cannot, in the customer's language."""
+    return OFFER_A_PERSON.get(language, OFFER_A_PERSON["es"])

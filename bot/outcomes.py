@@ -1,4 +1,4 @@
-"""What a turn decides: answer, escalate, ask, or stay silent — and the decision with its trace draft.
+"""What a turn decides: answer, escalate, ask, decline, or stay silent — and the decision with its trace draft.
 
 The live turn (bot/turn.py), the `answer` command and the evals read the same outcome types.
 """
@@ -28,6 +28,15 @@ class Escalated:
 
 
 @dataclass
+class Declined:
+    """The message is not about plans, bills or payments: a short reply says what the bot helps with, and how to
+    reach a person. Not an escalation: no agent's time goes to "capital de Francia"."""
+
+    text: str
+    why: str = ""  # for the trace: what showed it is out of scope
+
+
+@dataclass
 class Silenced:
     where: str
 
@@ -40,17 +49,19 @@ class Clarify:
     pending: dict
 
 
-Outcome = Answered | Escalated | Clarify | Silenced
+Outcome = Answered | Escalated | Clarify | Declined | Silenced
 
 
 def outcome_name(outcome: Outcome) -> str:
-    """Return the outcome's name as traces record it: answered, escalated, clarify or silenced."""
+    """Return the outcome's name as traces record it: answered, escalated, clarify, declined or silenced."""
     if isinstance(outcome, Answered):
         return "answered"
     if isinstance(outcome, Clarify):
         return "clarify"
     if isinstance(outcome, Escalated):
         return "escalated"
+    if isinstance(outcome, Declined):
+        return "declined"
     return "silenced"
 
 

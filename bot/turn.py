@@ -18,15 +18,16 @@ from django.db import transaction
 
 from billing.api.client import billing_client
 from bot import clarify, identify
-from bot.answering import answer
+from bot.answering import answer, needs_told
 from bot.configuration import configuration_parts
 from bot.context import TurnContext
-from bot.escalation import Reason, agent_summary, customer_notice, situation_note
-from bot.outcomes import Answered, Clarify, Escalated, QueryAnswer, Silenced, outcome_name
+from bot.escalation import Reason, agent_summary, customer_notice, decline_reply, situation_note
+from bot.followups import with_previous
+from bot.outcomes import Answered, Clarify, Declined, Escalated, QueryAnswer, Silenced, outcome_name
 from bot.recorder import TurnRecorder
 from bot.routing.capability import account_capability
 from bot.routing.classifier import get_router
-from bot.routing.decision import CLASSIFIER_SOURCES, yield_to_published_number
+from bot.routing.decision import yield_to_published_number
 from bot.routing.types import Route
 from bot.smalltalk import small_talk_reply
 from bot.writer import get_writer
@@ -82,10 +83,11 @@ def answer_query(*, query: str, language: str = "es", customer_id: str = "", his
     recorder.draft.query, recorder.draft.language = query, language
     context = TurnContext(customer_id=customer_id or "", language=language, history=list(history))
     routing = _route(recorder, query, kind="text", default_language=language, router=router)
+    routing, query = _follow_up(recorder, routing, query, context, router=router)
     outcome = _refusal(routing, kind="text") or _small_talk(routing, context.history)
     if outcome is None:
-        outcome = answer(recorder, routing, query, context=context, writer=writer or get_writer(),
-                         billing=billing or billing_client())
+        outcome = _not_a_repeat(answer(recorder, routing, query, context=context, writer=writer or get_writer(),
+                                       billing=billing or billing_client()), context, query)
     return QueryAnswer(outcome, recorder.finish())
 
 
@@ -101,9 +103,10 @@ def _context(conversation, message) -> TurnContext:
 
 
 def _routed(text, *, kind="text", default_language, router=None):
-    """Route a message: the router, then the knowledge base's published numbers over a classifier's guess."""
+    """Route a message: the router, then the knowledge base's published numbers over a guess that a number is the
+    customer's (yield_to_published_number says which decisions may yield)."""
     routing = (router or get_router()).route(text, kind=kind, default_language=default_language)
-    if kind == "text" and routing.rule in CLASSIFIER_SOURCES:
+    if kind == "text" and routing.route in (Route.ACCOUNT, Route.UNSUPPORTED):
         routing = yield_to_published_number(routing, text, documents_publishing(text))
     return routing
 
@@ -117,13 +120,15 @@ def _route(recorder, text, *, kind, default_language, router=None):
     return routing
 
 
-def _refusal(routing, *, kind) -> Escalated | None:
-    """Return the escalation for a message the bot must not answer at all, None otherwise."""
+def _refusal(routing, *, kind) -> Escalated | Declined | None:
+    """Return what to do with a message the bot must not answer at all (escalate or decline), None otherwise."""
+    if routing.out_of_scope:
+        return Declined(decline_reply(routing.language), why=routing.rule)
     if routing.route == Route.MEDIA:
         return Escalated(Reason.CAPABILITY_MISSING, [f"The customer sent a {kind} message the bot cannot read."])
     if routing.route == Route.HUMAN:
         return Escalated(Reason.USER_REQUEST)
-    if routing.route == Route.UNSUPPORTED:
+    if routing.route == Route.UNSUPPORTED and not needs_told(routing):
         return Escalated(Reason.CAPABILITY_MISSING, [f"Asked for an action ({routing.rule}); the bot only answers."])
     return None
 
@@ -163,6 +168,10 @@ def _decide(recorder, message, context: TurnContext, *, writer, billing):
     routing = _route(recorder, message.text, kind=message.kind, default_language=context.language)
     if routing.language != context.language and message.text.strip():
         context.language = routing.language
+    if not context.pending_query and not context.pending_clarification:
+        routing, followed = _follow_up(recorder, routing, message.text, context)
+    else:
+        followed = message.text
 
     awaiting_identity = bool(context.pending_query and not context.customer_id)
     # A reply to a clarifying question ("el anual") is read as the choice, whatever it reads like on its own.
@@ -178,7 +187,7 @@ def _decide(recorder, message, context: TurnContext, *, writer, billing):
     if refusal is not None:
         return refusal
 
-    query = message.text
+    query = followed
     billing = billing or billing_client()
 
     # A reply to "send me your account number": link the customer, then answer the question they asked first.
@@ -205,7 +214,33 @@ def _decide(recorder, message, context: TurnContext, *, writer, billing):
             draft.routing_rule = f"clarified: {chosen.label}; original question"[:100]
         context.pending_clarification = {}
 
-    return answer(recorder, routing, query, context=context, writer=writer, billing=billing, chosen=chosen)
+    return _not_a_repeat(answer(recorder, routing, query, context=context, writer=writer, billing=billing,
+                                chosen=chosen), context, query)
+
+
+def _follow_up(recorder, routing, text, context: TurnContext, *, router=None):
+    """Read a follow-up ("¿y el mes pasado?", "and for a business?") with the customer's previous question: route and
+    answer the two together. A request for a person, courtesy and media are the message's own."""
+    if routing.route in (Route.HUMAN, Route.SMALLTALK, Route.MEDIA):
+        return routing, text
+    joined = with_previous(text, context.history)
+    if joined == text:
+        return routing, text
+    routing = _route(recorder, joined, kind="text", default_language=context.language, router=router)
+    recorder.draft.routing_rule = f"{recorder.draft.routing_rule}; follow-up of the previous question"[:100]
+    return routing, joined
+
+
+def _not_a_repeat(outcome, context: TurnContext, query: str):
+    """Never send the same reply twice in a row to two different questions: a person reads the second."""
+    if not isinstance(outcome, Answered) or not context.history:
+        return outcome
+    last_reply = next((said for role, said in reversed(context.history) if role == "assistant"), "")
+    last_question = next((said for role, said in reversed(context.history) if role == "user"), "")
+    if last_reply.strip() == outcome.text.strip() and last_question.strip() != query.strip():
+        return Escalated(Reason.NO_CONTEXT, ["The reply would repeat the previous one word for word; the customer "
+                                             "asked something else."])
+    return outcome
 
 
 def _configuration(draft: TraceDraft, writer) -> ConfigurationParts:
@@ -234,7 +269,7 @@ def _finish(recorder, lease, message, conversation, context: TurnContext, outcom
             return None
         turn_state_save(contact_id=conversation.contact_id, conversation_id=conversation.pk, **context.changes())
         sent = None
-        if isinstance(outcome, (Answered, Clarify)):
+        if isinstance(outcome, (Answered, Clarify, Declined)):
             with recorder.stage("send"):
                 sent = bot_reply_record(conversation_id=conversation.pk, text=outcome.text)
             if sent is None:

@@ -15,6 +15,7 @@ from typing import Protocol
 
 from billing.answers.evidence import KeyFigure as TurnKeyFigure
 from bot.compose import FACTS_ONLY_UNSURE, FactItem, plan_answer
+from bot.document_answers import Passage, compose
 from bot.grounding import Evidence, KeyFigure
 from bot.llm import ModelCallError, openai_client, structured_completion
 from bot.prompt import PROMPT_VERSION, RESPONSE_SCHEMA, build_messages
@@ -155,9 +156,9 @@ _FACT_PRIORITY = {kind: rank for rank, kind in enumerate([
     "plan", "plan_price", "promotion_active",
 ])}
 
-QUOTE_NOTE = ("Answered from the knowledge base: quoted the sentence of {doc} § {section} that best matches the "
-              "question [{id}]. No figure was computed.\nUnsure: the bot matched words, not meaning — check that "
-              "this document applies to the customer.")
+QUOTE_NOTE = ("Answered from the knowledge base: {article} {kind} question, answered with the sentences of {cited} that "
+              "hold that kind of fact and the question's words. No figure was computed.\nUnsure: the bot matched "
+              "words, not meaning — check that this document applies to the customer.")
 
 
 class TemplateWriter:
@@ -177,22 +178,20 @@ class TemplateWriter:
         if facts:
             return self._account(request, facts)
         chunks = [e for e in request.evidence if request.sources.get(e.id, {}).get("kind") == "chunk"]
-        if not chunks:
+        passages = [Passage(e.id, e.text, doc=request.sources[e.id].get("doc", ""),
+                            language=request.sources[e.id].get("language", "")) for e in chunks]
+        # The sentences that answer the question's kind, from up to two passages (bot/document_answers.py): the
+        # answer may sit in the second or third chunk ("business reconnection fee" lives in the business-plans
+        # page, not in the home reconnection page that ranks first).
+        composed = compose(request.query, passages, language=request.language)
+        if composed is None:
             return Draft(reply="", evidence_ids=[], needs_human=True, raw="")
-        same_language = [e for e in chunks if request.sources[e.id].get("language") == request.language]
-        # The decisive sentence may sit in the second or third chunk ("business reconnection fee"
-        # lives in the business-plans page, not in the home reconnection page that ranks first).
-        best_id, sentence, best_score = "", "", 0.0
-        for item in (same_language or chunks)[:3]:
-            candidate, score = decisive_sentence_scored(request.query, item.text)
-            if score > best_score:
-                best_id, sentence, best_score = item.id, candidate, score
-        if not sentence:
-            return Draft(reply="", evidence_ids=[], needs_human=True, raw="")
-        reply = f"{sentence} [{best_id}]"
-        source = request.sources[best_id]
-        note = QUOTE_NOTE.format(doc=source.get("doc", "?"), section=source.get("section", "?"), id=best_id)
-        return Draft(reply=reply, evidence_ids=[best_id], needs_human=False, raw=reply, note=self._noted(note))
+        cited = ", ".join(f"{request.sources[i].get('doc', '?')} § {request.sources[i].get('section', '?')} [{i}]"
+                          for i in composed.evidence_ids)
+        article = "an" if composed.kind[0] in "aeiou" else "a"
+        note = QUOTE_NOTE.format(article=article, kind=composed.kind, cited=cited)
+        return Draft(reply=composed.reply, evidence_ids=composed.evidence_ids, needs_human=False, raw=composed.reply,
+                     note=self._noted(note))
 
     def _noted(self, note: str) -> str:
         return f"{note}\nFallback: {self.fallback_reason}" if self.fallback_reason else note

@@ -122,6 +122,8 @@ def case_failures(result: CaseResult) -> list[str]:
         return failures
     if result.outcome == "escalated":
         failures.append(f"escalated: {result.escalation_reason}")
+    elif result.outcome == "declined":
+        failures.append("declined a question about plans, bills or payments")
     elif result.outcome == "asked":
         failures.append("asked for identity instead of answering")
     if result.grounded is False:

@@ -12,7 +12,8 @@ import time
 
 from django.db import transaction
 
-from bot.turn import Answered, Clarify, Escalated, Silenced, answer_query
+from bot.outcomes import Answered, Clarify, Declined, Escalated, Silenced
+from bot.turn import answer_query
 from bot.writer import get_writer
 from core import clock
 from evals import answer_checks
@@ -174,6 +175,8 @@ def _answer(item: EvalRunItem, row: dict, *, writer, billing, timer) -> str:
         item.outcome, item.answer = "clarify", outcome.text
     elif isinstance(outcome, Answered) and outcome.asks_identity:
         item.outcome, item.answer = "asked", outcome.text
+    elif isinstance(outcome, Declined):  # not about plans, bills or payments
+        item.outcome, item.answer = "declined", outcome.text
     elif isinstance(outcome, Silenced):  # a bare acknowledgement of the bot's last answer
         item.outcome = "silenced"
     else:

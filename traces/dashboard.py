@@ -166,6 +166,7 @@ class DayTotals:
     escalated: int = 0
     silenced: int = 0
     clarify: int = 0
+    declined: int = 0
     verified_wrong: int = 0
     complaints: int = 0
     suspected_complaints: int = 0
@@ -177,8 +178,8 @@ class DayTotals:
         return self.turns - self.silenced
 
 
-MEASURES = ("turns", "answered", "escalated", "silenced", "clarify", "verified_wrong", "complaints",
-            "suspected_complaints", "flagged")
+MEASURES = ("turns", "answered", "escalated", "silenced", "clarify", "declined", "verified_wrong",
+            "complaints", "suspected_complaints", "flagged")
 
 
 @dataclass(frozen=True)

@@ -272,6 +272,7 @@ OUTCOME_LABELS = {
     "escalated": "Escalated",
     "silenced": "Silenced",
     "clarify": "Asked to clarify",
+    "declined": "Declined (not plans or billing)",
     "asked": "Asked who they are",  # an eval run's case: the bot asked for the account number
 }
 REVIEW_VERDICT_LABELS = {"pass": "Pass", "fail": "Fail", "defer": "Deferred"}

@@ -64,6 +64,7 @@ class Trace(models.Model):
         ESCALATED = "escalated", "Escalated"
         SILENCED = "silenced", "Silenced"
         CLARIFY = "clarify", "Asked to clarify"
+        DECLINED = "declined", "Declined (not plans or billing)"
 
     class Fallback(models.TextChoices):
         NONE = "", "—"
@@ -319,6 +320,8 @@ class RollupCounts(models.Model):
     escalated = models.PositiveIntegerField()
     silenced = models.PositiveIntegerField()
     clarify = models.PositiveIntegerField()
+    declined = models.PositiveIntegerField(default=0, db_default=0,
+                                           help_text="Turns the bot declined: not about plans, bills or payments.")
     verified_wrong = models.PositiveIntegerField()
     complaints = models.PositiveIntegerField(help_text="Turns whose answer has a confirmed complaint.")
     suspected_complaints = models.PositiveIntegerField(help_text="Suspected only (no confirmed one).")

@@ -33,11 +33,11 @@ CATCH_UP_HOURS = 48  # the beat task fills at most this many missing hours per r
 MARKS_WINDOW = dt.timedelta(hours=2)  # marks made this recently re-roll their turns' hours (runs overlap)
 
 COLUMNS = ["hour", "channel", "language", "route", "outcome", "escalation_reason", "configuration_id", "agent_id",
-           "turns", "answered", "escalated", "silenced", "clarify", "verified_wrong", "complaints",
+           "turns", "answered", "escalated", "silenced", "clarify", "declined", "verified_wrong", "complaints",
            "suspected_complaints", "flagged", "tokens_in", "tokens_out", "latency_hist", "stage_latency_hist",
            "first_reply_hist"]
 GROUP = COLUMNS[:8]
-COUNTS = COLUMNS[8:19]  # the counts and the tokens: summed
+COUNTS = COLUMNS[8:COLUMNS.index("tokens_out") + 1]  # the counts and the tokens: summed
 # DailyOutcomeRollup's dimensions: the daily ones without the escalation reason and the handling agent.
 OUTCOME_GROUP = [c for c in GROUP[1:] if c not in ("escalation_reason", "agent_id")]
 HISTOGRAMS = {"latency_hist": len(LATENCY_EDGES_MS) + 1,  # int[] columns and their lengths: summed bucket-wise
@@ -127,6 +127,7 @@ def rollup_select_sql() -> str:
                count(*) FILTER (WHERE outcome = 'escalated') AS escalated,
                count(*) FILTER (WHERE outcome = 'silenced') AS silenced,
                count(*) FILTER (WHERE outcome = 'clarify') AS clarify,
+               count(*) FILTER (WHERE outcome = 'declined') AS declined,
                count(*) FILTER (WHERE is_wrong) AS verified_wrong,
                count(*) FILTER (WHERE is_complaint) AS complaints,
                count(*) FILTER (WHERE is_suspected AND NOT is_complaint) AS suspected_complaints,

@@ -15,12 +15,14 @@ from bot.routing.text import rx
 _ACT_ES = (r"(cambi|cancel|anul|agreg|añad|anad|aplic|devuelv|devolv|reintegr|reembols|quit|elimin|borr|activ|"
            r"reactiv|desactiv|suspend|instal|actualic|actualiz|modific|transfier|transfer|traspas|program|agend|"
            r"reconect|exoner|condon|congel|pospon|aplaz|difier|difer|financ|compr|pid|ped|reserv|restablec|recuper|"
-           r"resete|suscrib|desuscrib|registr|abr|cierr|cerr|rastre|envi|mand|baj|sub|mud|renunci|retir)")
+           r"resete|suscrib|desuscrib|registr|abr|cierr|cerr|rastre|envi|mand|baj|sub|mud|renunci|retir|bloque|desbloque|"
+           r"divid|reinici|emit|proced|pong|arregl|repar|habilit|deshabilit|liber|configur)")
 _ACT_EN = (r"(change|cancel|annul|add|apply|refund|reimburse|remove|delete|activate|reactivate|deactivate|suspend|"
            r"install|update|modify|transfer|schedule|book|reconnect|waive|freeze|postpone|defer|finance|buy|purchase|"
            r"shop|order|reserve|reset|recover|retrieve|unsubscribe|subscribe|sign me up|register|open|close|track|"
            r"send|ship|upgrade|downgrade|move|terminate|end|switch|file|lodge|submit|raise|set up|arrange|split|extend|"
-           r"give me (a|an|more) (extension|discount|refund|credit))")
+           r"give me (a|an|more) (extension|discount|refund|credit)|block|unblock|reboot|restart|issue|re-?issue|take|"
+           r"fix|repair|configure|enable|disable|unlock|put|credit)")
 _WISH = (r"(quiero|quisiera|necesito|deseo|me gustaria|queria|vengo a|voy a|ayudame a|ayudeme a|ayudenme a|"
          r"me ayudas a|me ayuda a|me pueden|me puedes|me puede|pueden|puedes|puede|podrian|podrias|podria|"
          r"por favor|porfa|pls|please|plz|i want to|i wanna|wanna|i need to|need to|i would like to|i'd like to|"
@@ -29,7 +31,7 @@ _WISH = (r"(quiero|quisiera|necesito|deseo|me gustaria|queria|vengo a|voy a|ayud
          r"i need you to|i want you to|let me|go ahead and)")
 # A verb's ending, so a noun that shares a stem ("transferencia", "cambio de plan") is not read as a request.
 _VERB_END = (r"(?:ar|er|ir|a|as|e|es|en|an|o|ame|eme|enme|anme|ales|arme|erme|irme|arlo|erlo|irlo|arla|erla|irla|ando|"
-             r"iendo|enlo|anlo)")
+             r"iendo|enlo|anlo|ara|aran|iera|ieran)")
 # Words that may stand between the wish and its verb ("help me to cancel", "me pueden por favor cambiar").
 _FILLER = (r"(me|te|le|nos|lo|la|los|las|a|para|que|you|u|to|me|with|in|on|just|please|por favor|really|also|urgently|"
            r"ya|ahora|hoy|now|today|asap|quickly|rapido)")
@@ -38,14 +40,16 @@ _ACTION = rx(
     rf"\b{_WISH}\b\W*(?:{_FILLER}\W+){{0,3}}(?:a |que (?:me |le |nos )?)?{_ACT_ES}{_VERB_END}\b",
     rf"\b{_WISH}\b\W*(?:{_FILLER}\W+){{0,3}}(?:to )?{_ACT_EN}(?:s|es|ed|ing)?\b",
     # An imperative at the start of the message or of a clause: "cámbienme el plan", "cancel my order".
-    rf"(?:^|[.!,;]\s*)(?:por favor\s+|favor\s+|please\s+)?{_ACT_ES}(?:a|e|en|ame|eme|enme|alo|elo|enlo|anme)\b"
+    rf"(?:^|[.!,;]\s*)(?:por favor\s+|favor\s+|please\s+)?{_ACT_ES}(?:a|e|en|an|ame|eme|enme|anme|alo|elo|enlo|anlo|"
+    r"ala|ela|enla|anla)\b"
     r"(?=\s+\w)",
     rf"(?:^|[.!,;]\s*)(?:please\s+)?{_ACT_EN}\s+(?:my|our|the|this|that|me|it|a|an)\b",
     r"\bden(me|nos)? de baja\b|\bdar(me)? de baja\b|\bdarme de baja\b",
     r"\b(dar|darme|den|denme|dame|deme|conceder|conced\w+|give me|grant)\b.{0,15}\b(prorroga|extension|plazo|descuento|"
-    r"refund|credit|discount)\b|\b(payment plan|instal+ments?|cuotas) (for me|para mi)\b",
+    r"refund|credit|discount|credito|reembolso)\b|\b(i want|i need|i'?d like|quiero|necesito) (a|an|my|un|una|mi) (refund|"
+    r"reembolso|credit|credito|descuento|discount)\b|\b(payment plan|instal+ments?|cuotas) (for me|para mi)\b",
     # A short message that is only the request: "file consumer claim", "cancel subscription", "cambiar plan".
-    rf"^\W*{_ACT_EN}\s+\w+(\s+\w+){{0,4}}\W*$",
+    rf"^\W*{_ACT_EN}\s+\w+(\s+\w+){{0,6}}\W*$",
     # Filing a complaint or a claim (how to file one is a question for the documents).
     r"\b(make|making|file|filing|lodge|lodging|submit|raise|put in|poner|presentar|hacer|levantar|radicar|meter)"
     r"\s+(an? |un |una |my |mi )?(formal |consumer |customer )?(complaint|claim|queja|reclamo|reclamacion|denuncia)",

@@ -7,9 +7,11 @@ from core.text import fold
 
 _ACCOUNT_CHANGE = rx(
     r"\b(por ?que|xq|pq)\b.*\b(factura|recibo|cobro|monto|pago|cuenta)\b.*\b(mas|alta|subio|aumento|cara|"
-    r"diferente|distint)",
+    r"diferente|distint|baja|bajo|menos|menor)",
+    r"\b(por ?que|xq|pq)\b.{0,40}\b(mas|menos) (alta|baja|cara|barata)\b.{0,40}\b(factura|recibo|mes pasado|anterior)",
     r"\b(subio|aumento|cambio)\b.*\b(mi )?(factura|recibo|monto|cuenta)\b",
-    r"\bwhy\b.*\b(bill|invoice|charge)\b.*\b(higher|more|up|increase|different|changed)",
+    r"\bwhy\b.*\b(bill|invoice|charge)\b.*\b(higher|more|up|increase|different|changed|lower|less|down|decrease)",
+    r"\bwhy\b.{0,30}\b(higher|lower|more|less)\b.{0,40}\b(bill|invoice|last month|usual|before)",
     r"\b(my )?(bill|invoice) (went up|is higher|increased|changed)\b",
     r"\bme (cobraron|estan cobrando|llego) (de mas|mas|un cargo)",
     r"\b(charged me|extra charge|overcharged)\b",

@@ -23,7 +23,7 @@ from bot.routing.capability import OWN_BILL, account_capability
 from bot.routing.courtesy import REQUEST_MARKERS, SOCIAL_MARKERS, courtesy_of
 from bot.routing.language import detect_language
 from bot.routing.person import asks_for_person
-from bot.routing.records import own_records
+from bot.routing.records import RECORDS_ONLY, own_records
 from bot.routing.scope import asks_about_policy, in_domain, outside_scope
 from bot.routing.text import read_as_meant, rx
 from bot.routing.types import Courtesy, Route, Routing
@@ -58,7 +58,8 @@ _INFORMATION = rx(
     r"\bcomo (hago|se|puedo|funciona|es el|es la|son)\b",
     r"\bcuant[oa]s? (cuesta|cobran|sale|tarda|es|son|dias|me cobran|me van)\b",
     r"\b(que pasa|que datos|que requisitos|que significa|a que hora|a que correo|donde)\b",
-    r"\bhay (alguna|algun) (multa|cargo|recargo|penalidad)\b",
+    r"\bhay (alguna|algun) (multa|cargo|recargo|penalidad)\b|\bque opcion(es)? (tengo|hay)\b|\bcon que tasa\b",
+    r"\bwhat (are )?(my )?options\b|\bwhat (can|should|do) i do\b|\bque (puedo|debo|tengo que) hacer\b",
     r"\bse puede\b",
     _HYPOTHETICAL,
     _HOW_TO,
@@ -99,6 +100,7 @@ class Ruled:
     rule: str
     courtesy: Courtesy | None = None
     out_of_scope: bool = False
+    records_required: bool = False
 
 
 def rule_route(text: str, *, kind: str = "text") -> Ruled | None:
@@ -118,11 +120,11 @@ def rule_route(text: str, *, kind: str = "text") -> Ruled | None:
         return Ruled(Route.SMALLTALK, f"courtesy:{courtesy.value}", courtesy=courtesy)
     if outside_scope(meant):
         return Ruled(_out_of_scope_route(meant), "outside plans and billing", out_of_scope=True)
-    if asks_to_act(meant):
+    if asks_to_act(meant) and not _INFORMATION.search(meant):
         return Ruled(Route.UNSUPPORTED, "asks to act")
     records = own_records(meant)
     if records and not (_POLICY_QUESTION.search(meant) and not _OWN_RECORDS.search(meant)):
-        return Ruled(Route.ACCOUNT, f"own records: {records}")
+        return Ruled(Route.ACCOUNT, f"own records: {records}", records_required=records in RECORDS_ONLY)
     if asks_about_policy(meant):
         return Ruled(Route.DOCUMENT, "asks about a policy")
     return None
@@ -140,7 +142,8 @@ def decide(text: str, scores: Mapping[str, float], *, kind: str = "text", defaul
     if ruled is not None:
         return Routing(ruled.route, language,
                        capability=account_capability(text) if ruled.route == Route.ACCOUNT else "",
-                       rule=ruled.rule, courtesy=ruled.courtesy, out_of_scope=ruled.out_of_scope, version=version)
+                       rule=ruled.rule, courtesy=ruled.courtesy, out_of_scope=ruled.out_of_scope,
+                       records_required=ruled.records_required, version=version)
     classes = [route.value for route in CLASSIFIED_ROUTES] + [OUT_OF_SCOPE]
     known = {name: float(scores[name]) for name in classes if name in scores}
     total = sum(known.values())

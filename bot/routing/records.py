@@ -17,10 +17,9 @@ _RECORD = (r"(facturas?|recibos?|invoices?|bills?|statements?|estado de cuenta|c
 _NUMBERED = rx(
     rf"\b{_RECORD}\s*(?:#|no\.?|n°|nro\.?|numero|number|num\.?|id)?\s*:?\s*#?\s*\d{{3,}}",
     r"#\s*\d{3,}",
-    r"\b(?:numero de cuenta|account number|numero de contrato|contract number)\b",
 )
 _OWED = rx(
-    r"\bcuant[oa]\b.{0,20}\b(debo|deben|debemos|adeudo|tengo que pagar|me toca pagar|hay que pagar|tengo pendiente|voy a pagar|"
+    r"\bcuant[oa]\b.{0,20}\b(debo|deben|debemos|adeudo|tengo que pagar|hay que pagar|tengo pendiente|voy a pagar|"
     r"pago este mes|es mi factura|sale mi factura|es la factura de este mes)\b",
     r"\bhow much (do i|i|will i|should i) (owe|have to pay|need to pay|pay this month)\b",
     r"\bwhat do i owe\b|\bmy (current |outstanding |pending )?balance\b|\bmi (saldo|deuda)\b|\bque debo\b",
@@ -33,6 +32,7 @@ _OWED = rx(
     r"(bill|invoice|payment) due\b",
 )
 _CHARGED = rx(
+    r"\bme (cobraron|cobran|estan cobrando|han cobrado)\b.{0,12}(\d|usd|bs|dolares|bolivares)",
     r"\bme (han|habeis|has|hayan) cobrado\b|\bme (salio|aparecio|aparece|llego|sale) un (cargo|cobro)\b",
     r"\b(am i|i am|i'm|im|why am i) (being )?charged\b|\b(tengo|hay) (algun|un) (recargo|cargo|cobro)\b.{0,20}\b(mi cuenta|"
     r"mi factura)\b",
@@ -58,6 +58,14 @@ _PAID = rx(
     r"\b(showing|show up|shows up|reflected|posted|registered)\b.{0,10}\b(on|in) my account\b",
     r"\b(ya )?(entro|llego|se reflejo|aparecio) mi (transferencia|pago|pago movil|deposito)\b",
 )
+# Their bill changed: "¿por qué mi factura llegó más alta?", "why is my bill lower than last month?".
+_CHANGED = rx(
+    r"\b(mi|my|la|the) (factura|recibo|bill|invoice)\b.{0,40}\b(mas alt\w*|higher|subio|went up|aumento|increased|mas "
+    r"car\w*|more expensive|llego alt\w*|vino alt\w*|diferente|different|mas baj\w*|lower|bajo|went down|decreased|"
+    r"distint\w*|cambio)\b",
+    r"\b(por que|porque|xq|pq|why)\b.{0,25}\b(subio|aumento|bajo|cambio|went up|went down|increased|decreased|is higher|"
+    r"is lower|llego (mas|menos))\b.{0,25}\b(factura|recibo|bill|invoice)\b",
+)
 _EXPLAIN = rx(r"\bexpli(ca|que|quen|came|queme|quenme)\w* (la|mi) factura\b", r"\bexplain my (bill|invoice)\b")
 # Seeing, finding or downloading a bill is about the customer's own one when "my", a number, a month or its
 # issuer makes it specific; "how do I get a copy of the invoice" asks how, and stays a question for the documents.
@@ -77,11 +85,19 @@ _FETCHES = rx(rf"\b{_FETCH}\b.{{0,40}}\b(bills?|invoices?|facturas?|recibos?|sta
               r"(bills?|invoices?|facturas?|recibos?)\W*$")
 
 
+# What only the customer's records answer: asked by someone billing cannot identify yet, the bot asks who they are
+# first. A charge they name ("me cobraron 15 dólares por la visita") is also what a policy explains, so the help
+# center may answer it before they are identified.
+RECORDS_ONLY = frozenset({"a bill or account number", "what is owed", "the account's holder", "payments made",
+                          "explain my bill", "a specific bill", "a change in their bill"})
+
+
 def own_records(meant: str) -> str:
     """Return why the message points at the customer's own records ("" when it does not)."""
     if _BANK_DETAILS.search(meant):
         return ""  # the provider's bank account number to pay into is a policy, not the customer's records
-    for name, pattern in (("a bill or account number", _NUMBERED), ("what is owed", _OWED), ("a charge", _CHARGED),
+    for name, pattern in (("a bill or account number", _NUMBERED), ("what is owed", _OWED),
+                          ("a change in their bill", _CHANGED), ("a charge", _CHARGED),
                           ("the account's holder", _HOLDER), ("payments made", _PAID), ("explain my bill", _EXPLAIN)):
         if pattern.search(meant):
             return name

@@ -49,7 +49,7 @@ _OUTSIDE = rx(
     r"\b(newsletter|boletin|mailing list)\b",
     r"\b(password|passcode|contrasena|pin( code)?|codigo pin|profile key|user ?name|usuario y clave)\b",
     r"\b(pro|gold|silver|standard|premium|platinum|user|profile|bank|savings|freemium) accounts?\b|\bopen (an?|a new) "
-    r"\w* ?account\b|\babrir una cuenta\b|\bsign ?up\b|\bregistrarme\b",
+    r"\w* ?account\b|\babrir una cuenta\b|\bregistrarme\b|\bsign ?up (to|for) (the |your )?(newsletter|mailing)\b",
     # Loans and financing, the status of another company's claim process.
     r"\b(creditos?|prestamos?|financiacion|finaciacion|financiamiento|loans?|financing|mortgage|hipoteca|"
     r"cuotas del credito)\b",
@@ -81,7 +81,10 @@ _DOMAIN = rx(
     r"visita tecnica|technical visit|instalacion|installation|mensualidad|monthly fee|cargo|charge|saldo|balance|"
     r"credito por (interrupcion|referido|caida)|outage credit|referral credit|nota de credito|credit note|"
     r"whatsapp oficial|numero de (contacto|atencion|emergencias?|soporte)|horarios? de atencion|support hours|"
-    r"fallas?|averias?)\b")
+    r"fallas?|averias?|oficinas?|offices?|sucursal\w*|agencias?|portal|mi conectia|app|whatsapp|transferencia\w*|"
+    r"transfer|pagos?|pagar|pague|payments?|pay|paid|cobr\w+|charged?|plata|dinero|money|refunds?|reembols\w*|"
+    r"devolu\w+|deudas?|debt|contrato|contract|servicio|service|suscripcion|cuenta|account|tasa|rate|bcv|dolares|"
+    r"bolivares|efectivo|cash|tarjeta|card|descuento|discount|promocion|cancelacion|cancel\w*|baja|equipo|ont)\b")
 
 
 def in_domain(meant: str) -> bool:

@@ -35,4 +35,7 @@ class Routing:
     account_evidence: bool = False  # a document question about the customer's own bill: add their facts if known
     courtesy: Courtesy | None = None  # for small talk: greeting, thanks, acknowledgement or farewell
     out_of_scope: bool = False  # about something other than plans, bills and payments: the bot declines it
+    # The answer is in the customer's records (what they owe, their payments, a numbered bill): an unknown customer
+    # is asked who they are first. Otherwise the help center may answer before anyone is identified.
+    records_required: bool = False
     version: str = ""  # the router that decided (set by the caller, who knows the examples and the model)

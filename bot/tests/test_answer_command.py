@@ -110,3 +110,17 @@ def test_a_number_the_provider_publishes_is_answered_from_its_document(query, do
     assert (decision["outcome"], decision["route"]) == ("answered", "document"), decision
     cited = {e["id"] for e in decision["evidence"]} & set(decision["citations"])
     assert cited and decision["retrieved"][0]["doc"] == document
+
+
+def test_a_follow_up_is_answered_with_the_question_it_follows():
+    decision = answer("¿y para empresas?", "--history", "user: ¿cuánto es el recargo por mora?",
+                      "--history", "assistant: En los planes residenciales es 5 % de lo que quede sin pagar.")
+    assert decision["outcome"] == "answered" and decision["route"] == "document"
+    assert "3,00" in decision["reply"]  # the business late fee, not the home one again
+
+
+def test_the_same_reply_is_never_sent_twice_in_a_row_to_two_different_questions():
+    first = answer("cuanto cobran por reconexion de fibra")
+    again = answer("¿y en cuánto tiempo me reconectan?", "--history", "user: cuanto cobran por reconexion de fibra",
+                   "--history", f"assistant: {first['reply']}")
+    assert again["reply"] != first["reply"]

@@ -71,9 +71,6 @@ def test_an_english_question_gets_an_english_answer():
         ("quiero hablar con una persona", "USER_REQUEST"),
         ("agent please", "USER_REQUEST"),
         ("cámbienme el plan a Fibra 600", "CAPABILITY_MISSING"),
-        ("¿cuál es la capital de Francia?", "NO_CONTEXT"),
-        # Off-topic and phrased as a request: the router reads it as an action the bot cannot take.
-        ("recomiéndame una película", "CAPABILITY_MISSING"),
     ],
 )
 def test_refusal_paths_escalate_with_their_reason_before_any_model_call(text, reason):
@@ -88,6 +85,22 @@ def test_refusal_paths_escalate_with_their_reason_before_any_model_call(text, re
     assert escalation.summary and text in escalation.detail
     conversation.refresh_from_db()
     assert conversation.held_by_human
+
+
+@pytest.mark.parametrize("text", ["¿cuál es la capital de Francia?", "recomiéndame una película",
+                                  "where is the nearest pizza place"])
+def test_a_message_outside_plans_and_billing_is_declined_without_a_person_or_a_model(text):
+    conversation = start()
+    with FakeOpenAI() as fake:
+        writer = LLMWriter(api_key="k", base_url=fake.base_url, model="m", timeout=5)
+        trace = say(conversation, text, writer=writer)
+        assert fake.requests == []  # not a token spent
+    assert (trace.outcome, trace.escalation_reason, trace.evidence) == ("declined", "", [])
+    assert bot_texts(conversation) == [trace.final_text]
+    assert "planes, facturas y pagos" in trace.final_text or "plans, invoices and payments" in trace.final_text
+    assert not Escalation.objects.filter(conversation=conversation).exists()
+    conversation.refresh_from_db()
+    assert not conversation.held_by_human
 
 
 def test_an_image_escalates_because_the_bot_cannot_read_it():
@@ -443,7 +456,7 @@ def test_a_fallback_that_cannot_state_the_key_figures_escalates_with_the_verifie
         ("quiero hablar con una persona", "", None, "USER_REQUEST", ["Customer: not identified"]),
         ("¿Por qué mi factura llegó más alta este mes?", "C-1001", "503", "TOOL_ERROR",
          ["Customer: identified as C-1001.", "Billing: invoice_change failed — http_503: billing API answered HTTP 503."]),
-        ("¿cuál es la capital de Francia?", "C-1001", None, "NO_CONTEXT", ["Documents looked at: ", ", vector 0."]),
+        ("can i pay my bill in installments", "C-1001", None, "NO_CONTEXT", ["Documents looked at: ", ", vector 0."]),
     ],
 )
 def test_an_escalation_without_a_writer_says_what_the_bot_already_knew(healthy_billing, text, customer_id, fault,
@@ -582,7 +595,7 @@ def test_small_talk_gets_a_short_reply_in_the_customers_language_and_never_escal
                                                                                      language)
     assert expected in trace.final_text and bot_texts(conversation) == [trace.final_text]
     assert not Escalation.objects.filter(conversation=conversation).exists()
-    assert trace.route_confidence == 1.0 and trace.router_version.startswith("rules1+probe1/")
+    assert trace.route_confidence == 1.0 and trace.router_version.startswith("rules2+probe3/")
 
 
 def test_a_bare_acknowledgement_of_a_bot_answer_gets_no_reply():

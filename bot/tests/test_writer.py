@@ -117,7 +117,8 @@ def test_template_writer_copies_facts_when_no_composition_fits_the_capability():
 def test_template_writer_answers_with_the_decisive_sentence_of_the_best_chunk():
     draft = TemplateWriter().write(request())
     assert draft.reply == "La reconexión cuesta Bs. 350,00. [E1]"
-    assert draft.note.startswith("Answered from the knowledge base: quoted the sentence of ? § ? that best matches")
+    assert draft.note.startswith("Answered from the knowledge base: an amount question, answered with the sentences "
+                                 "of ? § ? [E1]")
 
 
 def test_template_writer_asks_for_a_human_when_no_sentence_matches():

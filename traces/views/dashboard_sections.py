@@ -160,6 +160,7 @@ def shares_section(query: dashboard.DashboardQuery, totals: list[dashboard.DayTo
             setattr(whole, measure, getattr(whole, measure) + getattr(d, measure))
     outcomes = (("answered", "Answered", whole.answered), ("escalated", "Escalated", whole.escalated),
                 ("clarify", "Asked to clarify", whole.clarify),
+                ("declined", "Declined (not plans or billing)", whole.declined),
                 ("silenced", "Silenced (a person held the conversation)", whole.silenced))
     context = {"whole": whole,
                "shares": [(label, n, _rate(n, whole.turns), trace_link(outcome=code, **_range(query)))

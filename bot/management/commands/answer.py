@@ -9,7 +9,7 @@ import json
 from django.core.management.base import BaseCommand, CommandError
 
 from bot.escalation import customer_notice
-from bot.outcomes import Answered, Clarify, Escalated, QueryAnswer
+from bot.outcomes import Answered, Clarify, Declined, Escalated, QueryAnswer
 from bot.turn import answer_query
 
 RETRIEVED_KEYS = ("doc", "section", "vector_score", "matched_by_text", "kept")
@@ -18,8 +18,9 @@ RETRIEVED_KEYS = ("doc", "section", "vector_score", "matched_by_text", "kept")
 def answer_json(result: QueryAnswer) -> dict:
     """Return the stable JSON shape of one decision (documented in the README's commands table).
 
-    `outcome` is answered, escalated, clarify (a question that offers `options` before answering) or
-    silenced; a reply that asks who the customer is is answered, with `asks_identity` true.
+    `outcome` is answered, escalated, clarify (a question that offers `options` before answering), declined
+    (not about plans, bills or payments: the reply says what the bot helps with) or silenced; a reply that asks who
+    the customer is is answered, with `asks_identity` true.
     """
     outcome, draft = result.outcome, result.draft
     options: list[str] = []
@@ -30,6 +31,8 @@ def answer_json(result: QueryAnswer) -> dict:
     elif isinstance(outcome, Clarify):
         kind, reply = "clarify", outcome.text
         options = [option["label"] for option in outcome.pending.get("options", [])]
+    elif isinstance(outcome, Declined):
+        kind, reply = "declined", outcome.text
     else:
         kind, reply = "silenced", ""
     return {

@@ -4,7 +4,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand
 
 from bot.routing.classifier import local_router
-from evals.routing_eval import routing_report
+from evals.routing_eval import labelled_file, routing_report
 
 
 class Command(BaseCommand):
@@ -14,12 +14,17 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("--split", action="append", choices=["dev", "test"],
                             help="repeat for both; default dev")
+        parser.add_argument("--labels", action="append", default=[], metavar="FILE",
+                            help="a JSONL file of labelled messages written outside the team ({text, language, "
+                                 "expected_route}); repeat for several")
 
     def handle(self, *args, **options):
         router = local_router(settings.BOT_ROUTER_CACHE_DIR)
-        for split in options["split"] or ["dev"]:
-            report = routing_report(router, split)
-            self.stdout.write(f"{split}: accuracy {report.accuracy:.3f} ({report.correct}/{report.total}), "
-                              f"human recall {report.recall('human'):.3f}, unsure {report.unsure} "
-                              f"— router {router.version}")
+        runs = [(split, None) for split in options["split"] or ([] if options["labels"] else ["dev"])]
+        runs += [(path, labelled_file(path)) for path in options["labels"]]
+        for name, messages in runs:
+            report = routing_report(router, name, messages)
+            self.stdout.write(f"{name}: accuracy {report.accuracy:.3f} ({report.correct}/{report.total}), "
+                              f"human recall {report.recall('human'):.3f} precision {report.precision('human'):.3f}, "
+                              f"unsure {report.unsure} — router {router.version}")
             self.stdout.write(report.table() + "\n")

@@ -1,0 +1,294 @@
+"""Answer a help-center question with the sentences that answer its kind, not the one that shares most words.
+
+Pure: no Django. A customer who asks "what payment methods are allowed?" wants the list, "what is the late
+fee?" the rule and its figure, "how long does a refund take?" the time, "how do I report a transfer?" the
+steps, "what is IGTF?" what it is, "is there a fee if I cancel?" when it applies. The template writer reads
+the question's kind (`question_kind`), scores every sentence and list item of the retrieved passages for the
+question's words and for the kind of fact it asks for, never lets a worked example ("Por ejemplo…", "For
+example…") be the whole answer, and writes at most three short sentences from at most two passages, each
+cited. The reply still goes through the grounding verifier and the relevance check (bot/relevance.py).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from core.text import fold
+
+LIST, AMOUNT, DURATION, PROCEDURE, DEFINITION, CONDITION, OTHER = (
+    "list", "amount", "duration", "procedure", "definition", "condition", "other")
+KINDS = (LIST, AMOUNT, DURATION, PROCEDURE, DEFINITION, CONDITION, OTHER)
+MAX_SENTENCES = 3
+MAX_CHARS = 420  # WhatsApp: three short sentences read on a phone
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+# A sentence ends at . ! ? followed by a capital or an opening mark — not inside "Bs. 350,00" or "Sr. Pérez".
+_SENTENCE = re.compile(r"(?<![A-Z][a-z]\.)(?<=[.!?])\s+(?=[A-ZÁÉÍÓÚÑ¿¡\"(])")
+STOPWORDS = frozenset({
+    "el", "la", "los", "las", "de", "del", "que", "por", "para", "con", "una", "uno", "unos", "unas", "y", "o",
+    "en", "mi", "me", "se", "su", "sus", "es", "al", "lo", "le", "si", "no", "ya", "como", "cuanto", "cuando",
+    "the", "a", "an", "of", "to", "in", "on", "for", "my", "is", "are", "and", "or", "it", "do", "i", "you",
+    "how", "what", "much", "does", "can", "your", "be", "if", "at", "este", "esta", "hay", "tengo", "have",
+    "puedo", "hago", "tienen", "ustedes", "cual", "cuales", "which", "there", "that", "this", "with", "will",
+    "would", "qué", "cuál", "me", "nos", "pasa", "happens", "hacer", "tiene", "get", "from", "about", "many",
+    "cuantos", "cuantas", "long", "do", "does", "did", "was", "were", "son", "está", "esta", "estan", "bien",
+})
+
+_KIND_CUES = (
+    (DURATION, re.compile(
+        r"\b(cuanto (tiempo|tarda|demora|dura|se tarda)|cuantos (dias|meses|horas|minutos|semanas)|how long|"
+        r"how many (days|hours|months|weeks|minutes)|hasta cuando|by when|until when|cuando (me )?(llega|llegan|vence|"
+        r"se acredita|se refleja|reconectan|vuelve|devuelven|pagan|reembolsan)|when (will|do|does|is) .{0,30}"
+        r"(arrive|come|show|back|due|refund|reconnect|post|paid|reflect|take)|plazo|deadline|en cuanto tiempo)\b")),
+    (LIST, re.compile(
+        r"\b((que|cuales) (formas|metodos|medios|opciones|planes|bancos|canales|oficinas|billetes|documentos|datos|"
+        r"requisitos|servicios|cosas|tipos)|what (payment )?(methods|options|plans|banks|channels|ways|documents|"
+        r"kinds|types|bills|services)|which (payment )?(methods|options|plans|banks|bills|ways|documents)|where are "
+        r"your|donde (estan|quedan) (sus|las)|list|lista de|formas de pago|payment (methods|options|modalities))\b")),
+    (AMOUNT, re.compile(
+        r"\b(cuanto (cuesta|cobran|es|sale|vale|me cobran|pago|hay que pagar|queda|seria|sería|me toca)|how much|"
+        r"(what|how much) do you charge|what('s| is| are) the (charges?|fees?|costs?|prices?)|que cobran|"
+        r"(what|que) (is|es) (the|el|la) (fee|price|cost|rate|charge|tarifa|precio|costo|recargo|monto|tasa|"
+        r"porcentaje)|what('s| is) the (late )?fee|price|precio|tarifa|monto|porcentaje|percent|rate of|tasa de|"
+        r"cuanto (descuentan|devuelven|me devuelven|cobran de))\b")),
+    (PROCEDURE, re.compile(
+        r"\b(como (hago|puedo|se|pago|solicito|reclamo|reporto|activo|cambio|consigo|contrato|cancelo|le pago|"
+        r"hacer|envio|mando|obtengo)|how (do|can|should|could) (i|we)|how to|que (tengo|debo|hay) que hacer|what "
+        r"(do|should) i do|pasos|steps|procedure|procedimiento|donde (pago|reporto|reclamo|hago))\b")),
+    (DEFINITION, re.compile(
+        r"\b(que (es|son|significa|quiere decir)|what (is|are|does) (a |an |the )?\w+( \w+)? (mean|stand)|what "
+        r"(is|are) (a |an |the )?\w+( \w+)?( exactly)?\??$|meaning of|significado|que es eso|what does)\b")),
+    (CONDITION, re.compile(
+        r"\b(si |what happens if|que pasa (si|con)|(can|may) i\b|puedo\b|se puede|do i (have|need)|tengo que|hay "
+        r"(algun|alguna|multa|recargo|penalidad)|is there (a|any)|do you (charge|accept|offer)|cobran (algo|por)|"
+        r"me (devuelven|cobran|reconectan|descuentan)|aplica|applies|eligible|valid)")),
+)
+
+_AMOUNT = re.compile(r"(?:Bs\.?|USD|US\$|\$)\s?\d|\d[\d.,]*\s?(?:USD|Bs\b|bol[ií]vares|d[oó]lares|%|dollars)|"
+                     r"\b\d+[.,]\d{2}\b|\b\d+ ?(%|por ciento|percent)", re.IGNORECASE)
+_DURATION = re.compile(
+    r"\b(\d+|un|una|uno|dos|tres|cuatro|cinco|seis|siete|ocho|diez|quince|treinta|one|two|three|four|five|six|"
+    r"seven|ten|fifteen|thirty|24|48|72)\s+(d[ií]as?|horas?|hours?|days?|meses|mes|months?|semanas?|weeks?|"
+    r"minutos|minutes|h[aá]biles|business|calendar|continuos)|\b(inmediat\w*|al instante|el mismo d[ií]a|same day|"
+    r"immediately|within|dentro de|hasta (el|la) \w+|antes (del|de la))\b", re.IGNORECASE)
+_STEP = re.compile(r"^\s*(\d+[.)]|entra|ingresa|env[ií]a|coloca|escribe|elige|selecciona|llama|ve |visita|usa|"
+                   r"reporta|adjunta|go to|open|send|enter|choose|select|call|visit|use|report|attach|write|log in|"
+                   r"first|primero|luego|then|después)\b|\b(opci[oó]n|option|portal|formulario|form|app|ticket)\b",
+                   re.IGNORECASE)
+_DEFINES = re.compile(r"\b(es (un|una|el|la)|son (los|las)|significa|quiere decir|se refiere|is (a|an|the)|are the|"
+                      r"means|refers to|stands for)\b", re.IGNORECASE)
+_CONDITIONAL = re.compile(r"\b(si|cuando|solo|s[oó]lo|siempre que|mientras|excepto|salvo|a menos|no se cobra|"
+                          r"exent\w*|if|when|only|unless|as long as|except|waived|exempt|no fee|free of charge|"
+                          r"gratis|free)\b", re.IGNORECASE)
+_EXAMPLE = re.compile(r"^\s*(por ejemplo|for example|e\.g\.|ejemplo|example|para un|on a |en una factura de|"
+                      r"with a due date of|con fecha de|si la pagas|if you pay it|paying by|pagando (por|con)|"
+                      r"en (el|un) ciclo [ab], con|on cycle [ab], with)\b", re.IGNORECASE)
+_NUMBER = re.compile(r"\d[\d.,]*")
+# A rule states a figure ("cuesta", "es del 5 %", "is charged"); a worked example strings several together.
+_STATES = re.compile(r"\b(cuesta|cuestan|es de|es del|son|se cobra|cobra|se suma|se aplica|vale|is|are|costs?|"
+                     r"is charged|charges|adds?|applies)\b", re.IGNORECASE)
+
+
+_WHY = re.compile(r"\b(por ?que|xq|why|how come)\b")
+
+
+def question_kind(query: str) -> str:
+    """Return what kind of fact a question asks for: list, amount, duration, procedure, definition, condition, other.
+
+    A "why" question asks for a reason, whatever amount it mentions ("¿por qué el monto en bolívares es distinto?").
+    """
+    folded = fold(query, case="lower")
+    if _WHY.search(folded) and not re.search(r"\b(cuanto|how much|how long)\b", folded):
+        return OTHER
+    for kind, cue in _KIND_CUES:
+        if cue.search(folded):
+            return kind
+    return OTHER
+
+
+def stems(text: str) -> set[str]:
+    """Return the content words of a text, folded and cut to five letters ("pagos"/"pagar" → "pagos"/"pagar")."""
+    return {w[:5] for w in _WORD.findall(fold(text, case="lower")) if w not in STOPWORDS and len(w) > 2}
+
+
+@dataclass(frozen=True)
+class Passage:
+    """A retrieved chunk: its evidence id, its text (title, heading, body) and the document it comes from."""
+
+    id: str
+    text: str
+    doc: str = ""
+    language: str = ""
+
+
+@dataclass(frozen=True)
+class Sentence:
+    passage: str  # the evidence id
+    text: str
+    heading: str
+    order: int  # position in the passage
+    list_item: bool = False
+    lead: bool = False  # the sentence that introduces a list ("…:")
+
+    @property
+    def example(self) -> bool:
+        """A worked example: it says so, or it strings four or more figures together."""
+        return bool(_EXAMPLE.search(self.text)) or len(_NUMBER.findall(self.text)) >= 4
+
+    def has(self, kind: str) -> bool:
+        """Whether the sentence holds the kind of fact a question of `kind` asks for."""
+        if kind == AMOUNT:
+            return bool(_AMOUNT.search(self.text))
+        if kind == DURATION:
+            return bool(_DURATION.search(self.text))
+        if kind == PROCEDURE:
+            return bool(_STEP.search(self.text))
+        if kind == DEFINITION:
+            return bool(_DEFINES.search(self.text))
+        if kind == CONDITION:
+            return bool(_CONDITIONAL.search(self.text))
+        if kind == LIST:
+            return self.list_item or self.lead or self.text.count(",") >= 2
+        return False
+
+
+@dataclass(frozen=True)
+class Composed:
+    reply: str  # with [E#] after each sentence
+    evidence_ids: list[str]
+    sentences: list[Sentence]
+    kind: str
+
+
+def sentences_of(passage: Passage) -> list[Sentence]:
+    """Split a passage into its sentences and list items, each with the section heading it sits under."""
+    # A chunk's text is "title\nheading\n\nbody": the heading is the last line before the first blank one.
+    head, _, body = passage.text.partition("\n\n")
+    heading = head.strip().split("\n")[-1] if body else ""
+    body = body or passage.text
+    found: list[Sentence] = []
+    for block in re.split(r"\n\s*\n", body):
+        rows = [row.strip() for row in block.split("\n") if row.strip()]
+        items = [row for row in rows if re.match(r"^([-•*]|\d+[.)])\s+", row)]
+        for row in rows:
+            if row in items:
+                found.append(Sentence(passage.id, re.sub(r"^([-•*]|\d+[.)])\s+", "", row), heading, len(found),
+                                      list_item=True))
+                continue
+            for piece in _SENTENCE.split(row):
+                piece = piece.strip()
+                if len(piece) >= 12 and not piece.startswith("#"):
+                    found.append(Sentence(passage.id, piece, heading, len(found),
+                                          lead=piece.endswith(":") and bool(items)))
+    return found
+
+
+def score(sentence: Sentence, wanted: set[str], kind: str) -> float:
+    """Score a sentence for a question: shared words (its heading's count half), the asked-for kind of fact,
+    and a worked example worth less than the rule it illustrates."""
+    overlap = len(wanted & stems(sentence.text)) + 0.5 * len(wanted & stems(sentence.heading))
+    value = overlap + (2.0 if kind != OTHER and sentence.has(kind) else 0.0)
+    if kind == AMOUNT and sentence.has(AMOUNT) and _STATES.search(sentence.text):
+        value += 0.5  # the rule and its figure, before a figure mentioned in passing
+    if kind == DEFINITION and sentence.has(DEFINITION) and wanted & stems(sentence.text[:60]):
+        value += 1.0  # "IGTF es el impuesto…": the thing asked about, then what it is
+    return value * (0.3 if sentence.example else 1.0)
+
+
+def compose(query: str, passages: list[Passage], *, language: str, kind: str | None = None) -> Composed | None:
+    """Compose the reply to a help-center question from the retrieved passages, best first; None when nothing fits.
+
+    Passages in the customer's language come first; a second passage is used only when the first does not hold
+    the asked-for kind of fact (or, for a list, to add items the first does not name).
+    """
+    kind = kind or question_kind(query)
+    wanted = stems(query)
+    if not wanted or not passages:
+        return None
+    ordered = [p for p in passages if p.language == language] + [p for p in passages if p.language != language]
+    scored = []
+    for rank, passage in enumerate(ordered[:4]):
+        for sentence in sentences_of(passage):
+            value = score(sentence, wanted, kind) - 0.25 * rank  # retrieval's order breaks near-ties
+            if value > 0:
+                scored.append((value, sentence))
+    if not scored:
+        return None
+    scored.sort(key=lambda pair: (-pair[0], pair[1].passage, pair[1].order))
+    if kind == LIST:
+        chosen = _list(scored, ordered)
+    elif kind == PROCEDURE:
+        chosen = _steps(scored)
+    else:
+        chosen = _best(scored, kind)
+    if not chosen:
+        return None
+    return _written(chosen, kind)
+
+
+def _best(scored: list[tuple[float, Sentence]], kind: str) -> list[Sentence]:
+    """The best sentence holding the asked-for fact (a rule before an example), then one that adds to it."""
+    top = [s for _v, s in scored if not s.example]
+    with_fact = [s for s in top if kind == OTHER or s.has(kind)]
+    first = (with_fact or top or [s for _v, s in scored])[0]
+    chosen = [first]
+    # A second sentence from the same passage, when it holds the kind of fact the first lacks or qualifies it.
+    for value, sentence in scored:
+        if sentence is first or sentence.passage != first.passage or value < 1 or sentence.example:
+            continue
+        adds = (kind != OTHER and sentence.has(kind) and not first.has(kind)) or (
+            kind in (CONDITION, AMOUNT, DURATION) and bool(_CONDITIONAL.search(sentence.text)))
+        if adds and abs(sentence.order - first.order) <= 2:
+            chosen.append(sentence)
+            break
+    return sorted(chosen, key=lambda s: s.order)
+
+
+def _steps(scored: list[tuple[float, Sentence]]) -> list[Sentence]:
+    """The best-matching passage's step sentences, in their order."""
+    best = next((s for _v, s in scored if not s.example), scored[0][1])
+    same = sorted((s for v, s in scored if s.passage == best.passage and not s.example and (v >= 1 or s.has(PROCEDURE))),
+                  key=lambda s: s.order)
+    steps = [s for s in same if s.has(PROCEDURE)] or same
+    around = [s for s in steps if abs(s.order - best.order) <= 3]
+    return (around or [best])[:MAX_SENTENCES]
+
+
+def _list(scored: list[tuple[float, Sentence]], passages: list[Passage]) -> list[Sentence]:
+    """A list the help center writes out (its lead and all its items) when one of the best sentences is one of its
+    items; else the best sentence of each of up to two passages (a sentence that enumerates counts as a list)."""
+    for _value, sentence in scored[:3]:
+        if sentence.list_item:
+            own = sentences_of(next(p for p in passages if p.id == sentence.passage))
+            items = [s for s in own if s.list_item]
+            lead = [s for s in own if s.text.endswith(":") and s.order < items[0].order]
+            return lead[-1:] + items
+    picked: list[Sentence] = []
+    for _value, sentence in scored:
+        if sentence.example or sentence.list_item or any(p.passage == sentence.passage for p in picked):
+            continue
+        picked.append(sentence)
+        if len(picked) == 2:
+            break
+    return picked
+
+
+def _written(chosen: list[Sentence], kind: str) -> Composed:
+    """Join the chosen sentences with their citations; a list's items (after their lead) in one sentence."""
+    parts: list[str] = []
+    items = [s for s in chosen if s.list_item]
+    if items:
+        lead = [s for s in chosen if not s.list_item]
+        joined = "; ".join(item.text.rstrip(".") for item in items)
+        text = f"{lead[0].text} {joined}." if lead else f"{joined}."
+        parts.append(f"{text} [{items[0].passage}]")
+    else:
+        for sentence in chosen:
+            text = sentence.text if sentence.text.endswith((".", "!", "?")) else sentence.text.rstrip(":;,") + "."
+            parts.append(f"{text} [{sentence.passage}]")
+    while len(parts) > 1 and sum(len(p) for p in parts) > MAX_CHARS:
+        parts.pop()
+    used = chosen if items else chosen[:len(parts)]
+    ids = list(dict.fromkeys(s.passage for s in used))
+    return Composed(reply=" ".join(parts[:MAX_SENTENCES]), evidence_ids=ids, sentences=used, kind=kind)

@@ -1,0 +1,43 @@
+"""A follow-up leans on the turn before it: read it with the question it follows. Pure: no Django.
+
+"¿y el mes pasado?", "why is it lower?", "and for a business?", "y eso cuánto es en bolívares?" name no topic of
+their own, or only half of one: alone they route to the wrong place, retrieve nothing that fits, or get the
+previous reply again. A message that opens with a connective ("y", "and", "what about", "pero"), refers back ("eso",
+"la otra", "it", "those", "mine") or is a short why/how question without a subject is read together with the
+customer's previous question; the rules that read the message alone (a request for a person, courtesy, media)
+still come first.
+"""
+
+from __future__ import annotations
+
+import re
+
+from core.text import fold
+
+_OPENS = re.compile(
+    r"^\W*(y|e|and|what about|how about|pero|but|also|tambien|so|ok so|okay so|entonces|es que|o sea|sorry,? i meant|"
+    r"i meant|quise decir|me referia|that'?s|eso|esa|ese|esos|esas|la del|el del|la de|el de|las del|los del|"
+    r"la otra|el otro|the other|the one|la anterior|el anterior|and if|y si|what if|y para|and for|y con|and with|"
+    r"y cuanto|and how)\b")
+_REFERS = re.compile(r"\b(eso|esa|ese|esos|esas|esto|it|that|those|these|them|la otra|el otro|the other|mine|la mia|"
+                     r"el mio|lo mismo|the same|de esos|of those|ellos|ellas)\b")
+_BARE_WHY = re.compile(r"^\W*(por ?que|why|how come|como asi)\b")
+_WORD = re.compile(r"\w+")
+SHORT = 10  # words: longer messages carry their own topic
+
+
+def follows_up(text: str) -> bool:
+    """Whether a message leans on the previous turn (see the module's docstring)."""
+    folded = fold(text, case="lower").strip()
+    words = _WORD.findall(folded)
+    if not words or len(words) > SHORT * 2:
+        return False
+    if _OPENS.search(folded):
+        return True
+    return len(words) <= SHORT and bool(_REFERS.search(folded) or _BARE_WHY.search(folded))
+
+
+def with_previous(text: str, history: list[tuple[str, str]]) -> str:
+    """Return the message joined with the customer's previous question, or the message itself when there is none."""
+    previous = next((said for role, said in reversed(history) if role == "user" and said.strip()), "")
+    return f"{text.strip()} ({previous.strip()})" if previous and follows_up(text) else text

@@ -1,0 +1,42 @@
+"""Follow-ups read with the question they follow. Pure: no database."""
+
+import pytest
+
+from bot.followups import follows_up, with_previous
+
+
+@pytest.mark.parametrize("text", ["¿y el mes pasado?", "why is it lower?", "and for a business?",
+                                  "y eso cuánto es en bolívares?", "¿y la otra?", "es que somos una empresa",
+                                  "sorry, I meant the installation", "what about the annual plan?"])
+def test_a_message_that_leans_on_the_turn_before_is_a_follow_up(text):
+    assert follows_up(text)
+
+
+@pytest.mark.parametrize("text", ["¿cuánto cuesta la reconexión?", "quiero hablar con una persona",
+                                  "my bill is higher this month, why did it go up so much compared to before",
+                                  "", "hola"])
+def test_a_message_with_its_own_topic_is_not(text):
+    assert not follows_up(text)
+
+
+def test_a_follow_up_is_joined_with_the_customers_previous_question_only():
+    history = [("user", "¿cuánto es el recargo por mora?"), ("assistant", "Es 5 % de lo que quede sin pagar.")]
+    assert with_previous("¿y para empresas?", history) == "¿y para empresas? (¿cuánto es el recargo por mora?)"
+    assert with_previous("¿cuánto cuesta la reconexión?", history) == "¿cuánto cuesta la reconexión?"
+    assert with_previous("¿y para empresas?", []) == "¿y para empresas?"
+
+
+def test_the_same_reply_twice_in_a_row_to_a_different_question_goes_to_a_person():
+    from bot.context import TurnContext
+    from bot.outcomes import Answered, Escalated
+    from bot.turn import _not_a_repeat
+
+    history = [("user", "¿cuánto es mi factura?"), ("assistant", "Tu factura es de Bs. 1.461,60.")]
+    repeated = _not_a_repeat(Answered("Tu factura es de Bs. 1.461,60."), TurnContext(history=history),
+                             "¿por qué salió más baja?")
+    assert isinstance(repeated, Escalated) and repeated.reason.value == "NO_CONTEXT"
+    fresh = Answered("Bajó por un crédito de Bs. 140,00.")
+    assert _not_a_repeat(fresh, TurnContext(history=history), "¿por qué salió más baja?") is fresh
+    # The same question asked again may get the same answer.
+    same = Answered("Tu factura es de Bs. 1.461,60.")
+    assert _not_a_repeat(same, TurnContext(history=history), "¿cuánto es mi factura?") is same
