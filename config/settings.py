@@ -282,7 +282,10 @@ EMBEDDINGS_CACHE_DIR = env("EMBEDDINGS_CACHE_DIR")
 KB_SAMPLE_DIR = BASE_DIR / "kb" / "sample"
 KB_VECTOR_CANDIDATES = env_int("KB_VECTOR_CANDIDATES", 40)
 KB_TEXT_CANDIDATES = env_int("KB_TEXT_CANDIDATES", 40)
+# The prune's margin for an embedder with no calibration (the seed's absolute rule)...
 KB_PRUNE_MARGIN = env_float("KB_PRUNE_MARGIN", 0.12)
+# ...and the file of margins calibrated per embedder fingerprint (manage.py kb_calibrate_prune); empty: none.
+KB_PRUNE_CALIBRATIONS = env("KB_PRUNE_CALIBRATIONS", str(BASE_DIR / "kb" / "prune_calibrations.json"))
 KB_RRF_K = env_int("KB_RRF_K", 60)  # the seed's (and the RRF paper's) constant; README "Knowledge base"
 # Without an AND text hit or an identifier hit, a turn has context only when its best chunk's cosine
 # reaches this (e5 scale), chosen on the dev splits of in-scope and off-topic questions (README).

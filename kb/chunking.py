@@ -15,6 +15,8 @@ from typing import Callable
 
 import yaml
 
+from kb.applicability import ATTRIBUTES, Audience, AudienceError, audience, parse_attributes
+
 LANGUAGES = ("es", "en")
 HEADING_SEPARATOR = " › "
 MARKDOWN_SUFFIXES = {".md", ".markdown"}
@@ -30,6 +32,8 @@ class MalformedDocument(ValueError):
 class ParsedSection:
     heading_path: str
     text: str
+    # whom the section applies to: the document's audience, narrowed by attributes on its headings
+    audience: Audience = Audience()
 
 
 @dataclass(frozen=True)
@@ -42,6 +46,8 @@ class ParsedDocument:
     # and the short label that tells this one apart: the bot asks which one applies.
     alternatives: tuple[str, ...] = ()
     alternative_label: str = ""
+    # whom the document applies to (front matter segment, plans, term); empty: everyone
+    audience: Audience = Audience()
 
 
 def parse_file(path: Path, text: str | None = None) -> ParsedDocument:
@@ -60,6 +66,8 @@ def parse_file(path: Path, text: str | None = None) -> ParsedDocument:
 
 _FRONT_MATTER = re.compile(r"\A---\s*\n(.*?)\n---\s*(?:\n|\Z)", re.S)
 _HEADING = re.compile(r"^(#{1,3})\s+(.+?)\s*#*\s*$")
+# `## Heading {segment=business plans=E500,E1000}`: braces holding key=value pairs at the end of a heading
+_HEADING_ATTRIBUTES = re.compile(r"\s*\{([^{}]*=[^{}]*)\}\s*$")
 _SLUG = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
 
 
@@ -71,10 +79,12 @@ def _refuse_nul(raw: str, source: str) -> None:
 
 
 def parse_markdown(raw: str, *, source: str, default_slug: str) -> ParsedDocument:
-    """Parse front matter (slug, title, language, alternatives, alternative_label), a `#` title and sections."""
+    """Parse front matter (slug, title, language, alternatives, alternative_label, segment, plans, term),
+    a `#` title and sections (a heading may narrow whom its section applies to: `## … {segment=business}`)."""
     _refuse_nul(raw, source)
     meta: dict = {}
     body = raw
+    body_line = 0  # lines before the body (the front matter's)
     match = _FRONT_MATTER.match(raw)
     if match:
         try:
@@ -84,20 +94,24 @@ def parse_markdown(raw: str, *, source: str, default_slug: str) -> ParsedDocumen
         if not isinstance(meta, dict):
             raise MalformedDocument(f"{source}: front matter must be key: value pairs")
         body = raw[match.end():]
+        body_line = raw.count("\n", 0, match.end())
     elif raw.lstrip().startswith("---"):
         raise MalformedDocument(f"{source}: front matter opened with --- but never closed")
+    whole = _front_audience(meta, source=source, line_of=lambda key: _front_matter_line(match, key))
 
     title = None
     headings: list[str] = []  # [h2, h3]
+    h2_audience = whole  # what the current ## heading says, inherited by its ### sections
+    current = whole
     sections: list[ParsedSection] = []
     lines: list[str] = []
     in_fence = False
 
     def flush():
-        _section_close(sections, headings, "\n".join(lines), meta.get("title") or title)
+        _section_close(sections, headings, "\n".join(lines), meta.get("title") or title, current)
         lines.clear()
 
-    for line in body.splitlines():
+    for number, line in enumerate(body.splitlines(), start=body_line + 1):
         if line.strip().startswith("```"):
             in_fence = not in_fence
         heading = None if in_fence else _HEADING.match(line)
@@ -106,14 +120,62 @@ def parse_markdown(raw: str, *, source: str, default_slug: str) -> ParsedDocumen
             continue
         level, name = len(heading.group(1)), heading.group(2).strip()
         flush()
+        name, own = _heading_audience(name, source=source, line=number, level=level)
         if level == 1:
             if title is None:
                 title = name
             continue
+        if level == 2:
+            h2_audience = current = _narrowed(whole, own, source=source, line=number)
+        else:
+            current = _narrowed(h2_audience if headings else whole, own, source=source, line=number)
         headings = [name] if level == 2 else (headings[:1] or [title or ""]) + [name]
 
     flush()
-    return _validated(meta, title, sections, source=source, default_slug=default_slug)
+    return _validated(meta, title, sections, source=source, default_slug=default_slug, audience=whole)
+
+
+def _front_matter_line(match, key: str) -> int | None:
+    """Return the file line of `key:` in the front matter (line 1 is the opening ---), or None."""
+    if match is None:
+        return None
+    for number, line in enumerate(match.group(1).splitlines(), start=2):
+        if re.match(rf"{re.escape(key)}\s*:", line):
+            return number
+    return None
+
+
+def _at(source: str, line: int | None) -> str:
+    return f"{source}: line {line}" if line else source
+
+
+def _front_audience(meta: dict, *, source: str, line_of) -> Audience:
+    """Return the document's audience from front matter or meta tags; refuse a bad value naming file and line."""
+    try:
+        return audience(**{key: meta.get(key) for key in ATTRIBUTES})
+    except AudienceError as exc:
+        raise MalformedDocument(f"{_at(source, line_of(exc.field))}: {exc}") from exc
+
+
+def _heading_audience(name: str, *, source: str, line: int | None, level: int) -> tuple[str, Audience]:
+    """Split `Heading {segment=business}` into the heading and the audience its attributes say."""
+    found = _HEADING_ATTRIBUTES.search(name)
+    if found is None:
+        return name, Audience()
+    if level == 1:
+        raise MalformedDocument(f"{_at(source, line)}: say whom the whole document applies to in the front matter "
+                                f"(segment, plans, term), not on its title")
+    try:
+        return name[:found.start()].strip(), parse_attributes(found.group(1))
+    except AudienceError as exc:
+        raise MalformedDocument(f"{_at(source, line)}: {exc}") from exc
+
+
+def _narrowed(outer: Audience, own: Audience, *, source: str, line: int | None) -> Audience:
+    try:
+        return outer.narrowed(own)
+    except AudienceError as exc:
+        raise MalformedDocument(f"{_at(source, line)}: {exc}") from exc
 
 
 def parse_html(raw: str, *, source: str, default_slug: str) -> ParsedDocument:
@@ -123,13 +185,17 @@ def parse_html(raw: str, *, source: str, default_slug: str) -> ParsedDocument:
 
     soup = BeautifulSoup(raw, "html.parser")
     meta = {}
+    lines: dict[str, int | None] = {}
     html = soup.find("html")
     if html is not None and html.get("lang"):
         meta["language"] = html["lang"].split("-")[0].lower()
     for tag in soup.find_all("meta"):
-        if tag.get("name") in {"slug", "title", "language", "alternatives", "alternative_label"} \
+        if tag.get("name") in {"slug", "title", "language", "alternatives", "alternative_label", *ATTRIBUTES} \
                 and tag.get("content"):
             meta[tag["name"]] = tag["content"].strip()
+            lines[tag["name"]] = tag.sourceline
+    whole = _front_audience(meta, source=source, line_of=lines.get)
+    h2_audience = current = whole
     h1 = soup.find("h1")
     title = h1.get_text(" ", strip=True) if h1 else None
     if not title and soup.title:
@@ -140,7 +206,7 @@ def parse_html(raw: str, *, source: str, default_slug: str) -> ParsedDocument:
     paragraphs: list[str] = []
 
     def flush():
-        _section_close(sections, headings, "\n\n".join(paragraphs), meta.get("title") or title)
+        _section_close(sections, headings, "\n\n".join(paragraphs), meta.get("title") or title, current)
         paragraphs.clear()
 
     root = soup.body or soup
@@ -148,9 +214,12 @@ def parse_html(raw: str, *, source: str, default_slug: str) -> ParsedDocument:
         if element.name in {"h1", "h2", "h3"}:
             flush()
             name = element.get_text(" ", strip=True)
+            own = _data_audience(element, source=source)  # <h2 data-segment="business">
             if element.name == "h2":
                 headings = [name]
+                h2_audience = current = _narrowed(whole, own, source=source, line=element.sourceline)
             elif element.name == "h3":
+                current = _narrowed(h2_audience if headings else whole, own, source=source, line=element.sourceline)
                 headings = (headings[:1] or [title or ""]) + [name]
             continue
         if element.find_parent(["li", "td"]) is not None and element.name != "li":
@@ -159,15 +228,25 @@ def parse_html(raw: str, *, source: str, default_slug: str) -> ParsedDocument:
         if text:
             paragraphs.append(("- " if element.name == "li" else "") + text)
     flush()
-    return _validated(meta, title, sections, source=source, default_slug=default_slug)
+    return _validated(meta, title, sections, source=source, default_slug=default_slug, audience=whole)
 
 
-def _section_close(sections: list[ParsedSection], headings: list[str], raw: str, title: str | None) -> None:
+def _data_audience(element, *, source: str) -> Audience:
+    """Return the audience an HTML heading's data-segment / data-plans / data-term attributes say."""
+    values = {key: element.get(f"data-{key}") for key in ATTRIBUTES if element.get(f"data-{key}") is not None}
+    try:
+        return audience(**values)
+    except AudienceError as exc:
+        raise MalformedDocument(f"{_at(source, element.sourceline)}: {exc}") from exc
+
+
+def _section_close(sections: list[ParsedSection], headings: list[str], raw: str, title: str | None,
+                   section_audience: Audience = Audience()) -> None:
     """Append the text gathered under the current headings as a section (text before any ## uses the title)."""
     text = _clean(raw)
     if text:
         path = HEADING_SEPARATOR.join(headings) if headings else (title or "")
-        sections.append(ParsedSection(heading_path=path, text=text))
+        sections.append(ParsedSection(heading_path=path, text=text, audience=section_audience))
 
 
 def _clean(text: str) -> str:
@@ -175,7 +254,7 @@ def _clean(text: str) -> str:
     return re.sub(r"\n{3,}", "\n\n", text).strip()
 
 
-def _validated(meta, title, sections, *, source, default_slug) -> ParsedDocument:
+def _validated(meta, title, sections, *, source, default_slug, audience: Audience = Audience()) -> ParsedDocument:
     title = str(meta.get("title") or title or "").strip()
     if not title:
         raise MalformedDocument(f"{source}: no title (front matter `title` or a `#` heading)")
@@ -203,7 +282,7 @@ def _validated(meta, title, sections, *, source, default_slug) -> ParsedDocument
         raise MalformedDocument(f"{source}: a document with alternatives needs an alternative_label "
                                 "(e.g. \"plan anual\") for the bot to offer")
     return ParsedDocument(slug=slug, title=title, language=language, sections=sections,
-                          alternatives=alternatives, alternative_label=label)
+                          alternatives=alternatives, alternative_label=label, audience=audience)
 
 
 def chunk_prefix(title: str, heading_path: str) -> str:
@@ -253,11 +332,14 @@ def chunk_section(
     return [prefix + piece for piece in pieces]
 
 
-def section_hash(title: str, heading_path: str, text: str) -> str:
-    """Return the identity of a section's content: equal hashes give equal chunk texts (title is in every prefix)."""
+def section_hash(title: str, heading_path: str, text: str, audience: Audience = Audience()) -> str:
+    """Return the identity of a section's content: equal hashes give equal chunk texts (title is in every prefix)
+    for the same customers (a section whose audience changes is a changed section; one for everyone hashes as
+    it always did)."""
     import hashlib
 
-    return hashlib.sha256(f"{title}\x1f{heading_path}\x1f{text}".encode("utf-8")).hexdigest()
+    whom = f"\x1f{audience.attributes()}" if audience else ""
+    return hashlib.sha256(f"{title}\x1f{heading_path}\x1f{text}{whom}".encode("utf-8")).hexdigest()
 
 
 def render_markdown(document: ParsedDocument) -> str:
@@ -267,17 +349,24 @@ def render_markdown(document: ParsedDocument) -> str:
     if document.alternatives:
         lines += [f"alternatives: [{', '.join(document.alternatives)}]",
                   f"alternative_label: {_yaml_scalar(document.alternative_label)}"]
+    whole = document.audience
+    lines += [f"segment: {whole.segment}"] if whole.segment else []
+    lines += [f"plans: [{', '.join(whole.plans)}]"] if whole.plans else []
+    lines += [f"term: {whole.term}"] if whole.term else []
     lines += ["---", f"# {document.title}", ""]
     current_h2 = None
     for section in document.sections:
         parts = section.heading_path.split(HEADING_SEPARATOR) if section.heading_path != document.title else []
+        # A section narrower than its document says so on its own heading (the ## of a ### says nothing).
+        own = section.audience.attributes() if section.audience != whole else ""
+        own = f" {{{own}}}" if own else ""
         if len(parts) >= 2:
             if parts[0] != current_h2:
                 lines += [f"## {parts[0]}", ""]
                 current_h2 = parts[0]
-            lines += [f"### {HEADING_SEPARATOR.join(parts[1:])}", ""]
+            lines += [f"### {HEADING_SEPARATOR.join(parts[1:])}{own}", ""]
         elif parts:
-            lines += [f"## {parts[0]}", ""]
+            lines += [f"## {parts[0]}{own}", ""]
             current_h2 = parts[0]
         lines += [section.text, ""]
     return "\n".join(lines).rstrip() + "\n"

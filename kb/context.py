@@ -24,6 +24,8 @@ class ContextDecision:
     has_context: bool
     reason: str
     best_score: float | None = None
+    # the prune's margin and where it came from (the embedder's calibration, or the seed's rule), set by search
+    prune_rule: str = ""
 
 
 def decide_context(kept: list[Scored], *, min_best_score: float) -> ContextDecision:

@@ -20,6 +20,7 @@ from django.db.models import F
 
 from core import clock
 from core.tasks import task_queue
+from kb.applicability import Audience
 from kb.chunking import (
     MalformedDocument,
     ParsedDocument,
@@ -69,6 +70,7 @@ class PreviewSection:
     heading_path: str
     status: str  # "unchanged", "changed" or "new"
     chunks: list[PreviewChunk]
+    audience: Audience = Audience()  # whom the section applies to (the document's, or narrower)
 
 
 @dataclass
@@ -77,6 +79,7 @@ class Preview:
     language: str = ""
     alternatives: tuple[str, ...] = ()
     alternative_label: str = ""
+    audience: Audience = Audience()
     sections: list[PreviewSection] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)  # heading paths of live sections that would be retired
     error: str = ""
@@ -115,8 +118,9 @@ def document_source(document: Document) -> str:
     sections = list(document.sections.live().order_by("order"))
     return render_markdown(ParsedDocument(
         slug=document.slug, title=document.title, language=document.language,
-        sections=[ParsedSection(s.heading_path, s.text) for s in sections],
-        alternatives=tuple(document.alternatives), alternative_label=document.alternative_label))
+        sections=[ParsedSection(s.heading_path, s.text, s.audience) for s in sections],
+        alternatives=tuple(document.alternatives), alternative_label=document.alternative_label,
+        audience=document.audience))
 
 
 def parse_source(source: str, *, slug: str) -> ParsedDocument:
@@ -140,18 +144,19 @@ def chunk_preview(*, document: Document | None, source: str, slug: str, embedder
     if document is not None:
         live = {s.content_hash: s.heading_path for s in document.sections.live()}
     preview = Preview(title=parsed.title, language=parsed.language, alternatives=parsed.alternatives,
-                      alternative_label=parsed.alternative_label)
+                      alternative_label=parsed.alternative_label, audience=parsed.audience)
     seen = set()
     live_paths = set(live.values())
     for section in parsed.sections:
-        digest = section_hash(parsed.title, section.heading_path, section.text)
+        digest = section_hash(parsed.title, section.heading_path, section.text, section.audience)
         texts = chunk_section(parsed.title, section.heading_path, section.text,
                               count_tokens=embedder.count_tokens, max_tokens=embedder.max_tokens)
         status = ("unchanged" if digest in live
                   else "changed" if section.heading_path in live_paths else "new")
         seen.add(digest)
         preview.sections.append(PreviewSection(
-            section.heading_path, status, [PreviewChunk(t, embedder.count_tokens(t)) for t in texts]))
+            section.heading_path, status, [PreviewChunk(t, embedder.count_tokens(t)) for t in texts],
+            section.audience))
     new_paths = {s.heading_path for s in parsed.sections}
     preview.removed = [path for digest, path in live.items() if digest not in seen and path not in new_paths]
     return preview
@@ -211,10 +216,11 @@ def section_source(*, document: Document, section: Section, text: str) -> str:
     if source.count(section.text) == 1:
         return source.replace(section.text, text)
     # The stored Markdown differs in spacing from the parsed text: rebuild it from the sections.
-    sections = [ParsedSection(s.heading_path, text if s.pk == section.pk else s.text)
+    sections = [ParsedSection(s.heading_path, text if s.pk == section.pk else s.text, s.audience)
                 for s in document.sections.live().order_by("order")]
     return render_markdown(ParsedDocument(document.slug, document.title, document.language, sections,
-                                          tuple(document.alternatives), document.alternative_label))
+                                          tuple(document.alternatives), document.alternative_label,
+                                          document.audience))
 
 
 def document_revert(*, document: Document, number: int, author=None, embedder: Embedder) -> WriteResult:
@@ -268,7 +274,8 @@ def document_write(*, document: Document | None, parsed: ParsedDocument, source:
     documents under one bump.
     """
     assert transaction.get_connection().in_atomic_block, "document_write runs inside a transaction"
-    wanted = [(order, s, section_hash(parsed.title, s.heading_path, s.text)) for order, s in enumerate(parsed.sections)]
+    wanted = [(order, s, section_hash(parsed.title, s.heading_path, s.text, s.audience))
+              for order, s in enumerate(parsed.sections)]
     live = list(document.sections.live().order_by("order")) if document is not None else []
     by_hash: dict[str, list[Section]] = {}
     for section in live:
@@ -283,7 +290,8 @@ def document_write(*, document: Document | None, parsed: ParsedDocument, source:
                  and document.language == parsed.language and document.deleted_at is None
                  and (document.source or "") == source
                  and list(document.alternatives) == list(parsed.alternatives)
-                 and document.alternative_label == parsed.alternative_label)
+                 and document.alternative_label == parsed.alternative_label
+                 and document.audience == parsed.audience)
     if unchanged:
         return WriteResult(document, None, _space().index_version)
 
@@ -292,7 +300,8 @@ def document_write(*, document: Document | None, parsed: ParsedDocument, source:
         document = Document.objects.create(slug=parsed.slug, title=parsed.title, language=parsed.language,
                                            source_path=source_path, content_hash=source_hash(source),
                                            source=source, version=0, alternatives=list(parsed.alternatives),
-                                           alternative_label=parsed.alternative_label)
+                                           alternative_label=parsed.alternative_label, segment=parsed.audience.segment,
+                                           plans=list(parsed.audience.plans), term=parsed.audience.term)
     retired_chunks = 0
     if retire:
         retired_chunks = Chunk.objects.filter(section__in=retire, retired_in__isnull=True).update(retired_in=version)
@@ -305,7 +314,7 @@ def document_write(*, document: Document | None, parsed: ParsedDocument, source:
             Section.objects.filter(pk=section.pk).update(order=order)
     created_sections = Section.objects.bulk_create(
         Section(document=document, order=order, heading_path=s.heading_path, text=s.text, content_hash=digest,
-                added_in=version)
+                added_in=version, segment=s.audience.segment, plans=list(s.audience.plans), term=s.audience.term)
         for order, s, digest in wanted if order not in keep)
     planned: list[Chunk] = []
     for section in created_sections:
@@ -336,6 +345,7 @@ def document_write(*, document: Document | None, parsed: ParsedDocument, source:
     changed = sorted({s.heading_path for s in retire} | {s.heading_path for s in created_sections})
     document.title, document.language = parsed.title, parsed.language
     document.alternatives, document.alternative_label = list(parsed.alternatives), parsed.alternative_label
+    document.set_audience(parsed.audience)
     document.source, document.content_hash = source, source_hash(source)
     if source_path:
         document.source_path = source_path
@@ -358,7 +368,8 @@ def _record_version(document: Document, *, kind, source, author, note, changed, 
                     reverted_from=None) -> DocumentVersion:
     document.version += 1
     document.save(update_fields=["title", "language", "source", "content_hash", "source_path", "version",
-                                 "deleted_at", "updated_at", "alternatives", "alternative_label"])
+                                 "deleted_at", "updated_at", "alternatives", "alternative_label",
+                                 "segment", "plans", "term"])
     return DocumentVersion.objects.create(
         document=document, number=document.version, kind=kind, title=document.title, language=document.language,
         source=source, content_hash=source_hash(source), changed_sections=changed, index_version=index_version,

@@ -265,6 +265,7 @@ class QueryCachingEmbedder:
 
     def __init__(self, embedder: Embedder):
         self._embedder = embedder
+        self.wrapped = embedder  # whose vectors these are (its fingerprint is computed once per process)
         self._vectors: dict[str, list[float]] = {}
 
     def embed_query(self, text: str) -> list[float]:

@@ -9,13 +9,35 @@ from django.db.models import Case, F, Func, Value, When
 from pgvector.django import HnswIndex, VectorField
 
 from core.fields import ClockDateTimeField
+from kb import applicability
 from core.fulltext import FoldAccents, RegConfig, ToTsVector  # noqa: F401 - migrations name them here
 
 LANGUAGES = [("es", "Español"), ("en", "English")]
 EMBEDDING_DIM = 384
 
 
-class Document(models.Model):
+class WithAudience(models.Model):
+    """Whom a row applies to (kb/applicability.py): a customer segment, plans, a contract term; empty: everyone."""
+
+    segment = models.CharField(max_length=10, blank=True, db_default="",
+                               help_text="home or business; empty: every customer.")
+    plans = models.JSONField(default=list, db_default=Value([], models.JSONField()), blank=True,
+                             help_text="Plan codes (F100, E500…) or plan types (fibra, empresarial, hogar-basico).")
+    term = models.CharField(max_length=10, blank=True, db_default="",
+                            help_text="monthly, annual or trial; empty: any.")
+
+    class Meta:
+        abstract = True
+
+    @property
+    def audience(self) -> applicability.Audience:
+        return applicability.Audience(segment=self.segment, plans=tuple(self.plans), term=self.term)
+
+    def set_audience(self, audience: applicability.Audience) -> None:
+        self.segment, self.plans, self.term = audience.segment, list(audience.plans), audience.term
+
+
+class Document(WithAudience):
     slug = models.SlugField(max_length=120, unique=True)
     title = models.CharField(max_length=300)
     language = models.CharField(max_length=2, choices=LANGUAGES)
@@ -87,7 +109,9 @@ class LiveQuerySet(models.QuerySet):
                            added_in__lte=version)
 
 
-class Section(models.Model):
+class Section(WithAudience):
+    """A document's section; its audience is the document's narrowed by its headings' (what search filters on)."""
+
     document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="sections")
     order = models.PositiveIntegerField()
     heading_path = models.CharField(max_length=500, help_text="Headings from ## down, joined with ' › '.")

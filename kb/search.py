@@ -12,13 +12,17 @@ among those; a third statement fetches the texts of any that is not.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+import json
+from dataclasses import asdict, dataclass, field, replace
+from typing import NamedTuple
 
 from django.conf import settings
 from django.db import connection, transaction
 
-from kb.context import ContextDecision, decide_context
 from core.fulltext import ACCENTED, UNACCENTED
+from kb.applicability import Applicability, Audience
+from kb.calibrations import prune_rule
+from kb.context import ContextDecision, decide_context
 from kb.embeddings import Embedder, get_embedder
 from kb.fusion import Fused, reciprocal_rank_fusion
 from kb.identifiers import find_identifiers
@@ -55,10 +59,19 @@ class Hit:
     matched_by_text: bool  # holds every content word of the question (an AND): proof of relevance
     matched_by_identifier: bool
     kept: bool = True
-    prune_reason: str = ""
+    prune_reason: str = ""  # or, for a chunk the customer's profile rules out: "for business customers"…
+    # whom the chunk's section applies to (kb/applicability.py; the document's audience, or narrower): empty
+    # is everyone
+    segment: str = ""
+    plans: list[str] = field(default_factory=list)
+    term: str = ""
 
     def as_dict(self) -> dict:
         return asdict(self)
+
+    @property
+    def audience(self) -> Audience:
+        return Audience(segment=self.segment, plans=tuple(self.plans), term=self.term)
 
 
 @dataclass
@@ -76,10 +89,19 @@ class SearchResult:
     text_among_candidates: list[str] = field(default_factory=list)
     context: ContextDecision = field(default_factory=lambda: ContextDecision(False, "empty query"))
     index_version: int | None = None  # the index version searched (traces record it)
+    applies_to: Applicability | None = None  # the customer profile results were kept for (None: anyone)
 
     @property
     def fused(self) -> list[Hit]:
         return sorted(self.results + self.pruned, key=lambda h: h.rank)
+
+
+class ChunkRow(NamedTuple):
+    text: str
+    language: str
+    doc: str  # document slug
+    section: str  # section heading path
+    audience: Audience
 
 
 @dataclass(frozen=True)
@@ -90,9 +112,11 @@ class Branches:
     text: list[tuple[int, float]]  # (chunk id, BM25) of the AND hits
     identifier: list[int]
     similarity: dict[int, float | None]  # cosine of every candidate
-    # (text, language, document slug, section heading path) of each branch's first k: the fused top k is
-    # almost always among them, so the last fetch is usually not needed
-    rows: dict[int, tuple[str, str, str, str]] = field(default_factory=dict)
+    # the rows of each branch's first k: the fused top k is almost always among them, so the last fetch is
+    # usually not needed
+    rows: dict[int, ChunkRow] = field(default_factory=dict)
+    # whom each candidate applies to: every candidate's when a customer profile was given, else the rows'
+    audiences: dict[int, Audience] = field(default_factory=dict)
 
 
 def search(
@@ -103,8 +127,15 @@ def search(
     embedder: Embedder | None = None,
     explain: bool = False,
     at_version: int | None = None,
+    applies_to: Applicability | None = None,
 ) -> SearchResult:
     """Return the top-k chunks for query after fusion and the corrective prune, with the context decision.
+
+    `applies_to` is what is known of the customer (billing's segment and plan code): a chunk whose section
+    applies to other customers only (kb/applicability.py) is left out of the k, and shown among the pruned
+    with the reason ("for business customers") when it ranked within them; an identifier hit stays (the
+    customer quoted that document's number). Unknown parts of the profile, and chunks for everyone, are
+    never left out. Without it every chunk competes, and each result says whom it applies to.
 
     `at_version` searches the index as it was at that index version (chunks retired since then
     included, chunks added since then left out), by exact vector distance instead of the HNSW index
@@ -121,11 +152,22 @@ def search(
     with transaction.atomic():
         plan, index_version = _term_lookup(query, language, ef_search=max(MIN_EF_SEARCH, vector_n))
         branches = _branches(query_vector, plan, identifiers, vector_n=vector_n, text_n=text_n, language=language,
-                             at_version=at_version, k=k)
+                             at_version=at_version, k=k, audiences=bool(applies_to))
     ranked = fuse(branches)
-    fused = ranked[:k]
+    position = {f.chunk_id: n for n, f in enumerate(ranked, start=1)}
+    identifier_set = set(branches.identifier)
+    # Left out for this customer: the chunks of the top k whose section applies to other customers only.
+    excluded: dict[int, str] = {}
+    if applies_to:
+        for f in ranked:
+            reason = "" if f.chunk_id in identifier_set else branches.audiences[f.chunk_id].excludes(applies_to)
+            if reason:
+                excluded[f.chunk_id] = reason
+    fused = [f for f in ranked if f.chunk_id not in excluded][:k]
+    left_out = [f for f in ranked[:k] if f.chunk_id in excluded]
     result = SearchResult(query=query, results=[], identifiers=identifiers, text_terms=shown_terms(plan),
-                          text_among_candidates=sorted(plan.unselective(TEXT_CANDIDATE_CAP)))
+                          text_among_candidates=sorted(plan.unselective(TEXT_CANDIDATE_CAP)),
+                          applies_to=applies_to or None)
     if explain:
         result.vector_branch = [{"chunk_id": c, "score": round(s, 4)} for c, s in branches.vector]
         result.text_branch = [{"chunk_id": c, "rank": round(r, 4)} for c, r in branches.text]
@@ -137,11 +179,10 @@ def search(
         return result
 
     rows = dict(branches.rows)
-    missing = [f.chunk_id for f in fused if f.chunk_id not in rows]
+    missing = [f.chunk_id for f in fused + left_out if f.chunk_id not in rows]
     if missing:
         rows.update(_chunk_rows(missing))
     text_score = dict(branches.text)
-    identifier_set = set(branches.identifier)
     candidates = [
         Candidate(
             chunk_id=f.chunk_id,
@@ -151,24 +192,28 @@ def search(
         )
         for f in fused
     ]
-    decisions = prune(candidates, margin=settings.KB_PRUNE_MARGIN)
-    for position, (f, candidate, decision) in enumerate(zip(fused, candidates, decisions), start=1):
-        text, chunk_language, doc, section = rows[f.chunk_id]
-        similarity = candidate.vector_score
+    rule = prune_rule(embedder)  # the margin in this embedder's scale, or the seed's rule when uncalibrated
+    decisions = prune(candidates, margin=rule.margin)
+    outcomes = [(f, decision.kept, decision.reason) for f, decision in zip(fused, decisions)]
+    outcomes += [(f, False, excluded[f.chunk_id]) for f in left_out]
+    for f, kept, reason in sorted(outcomes, key=lambda outcome: position[outcome[0].chunk_id]):
+        row = rows[f.chunk_id]
+        similarity = branches.similarity.get(f.chunk_id)
         hit = Hit(
-            chunk_id=f.chunk_id, doc=doc, section=section, language=chunk_language, text=text, rank=position,
-            rrf=round(f.rrf, 6),
+            chunk_id=f.chunk_id, doc=row.doc, section=row.section, language=row.language, text=row.text,
+            rank=position[f.chunk_id], rrf=round(f.rrf, 6),
             vector_score=None if similarity is None else round(float(similarity), 4),
             vector_rank=f.ranks.get("vector"),
             text_rank=round(text_score[f.chunk_id], 4) if f.chunk_id in text_score else None,
             text_position=f.ranks.get("text"),
-            matched_by_text=candidate.matched_by_text,
-            matched_by_identifier=candidate.matched_by_identifier,
-            kept=decision.kept,
-            prune_reason=decision.reason,
+            matched_by_text=f.chunk_id in text_score,
+            matched_by_identifier=f.chunk_id in identifier_set,
+            kept=kept, prune_reason=reason,
+            segment=row.audience.segment, plans=list(row.audience.plans), term=row.audience.term,
         )
         (result.results if hit.kept else result.pruned).append(hit)
-    result.context = decide_context(result.results, min_best_score=settings.KB_CONTEXT_MIN_SCORE)
+    result.context = replace(decide_context(result.results, min_best_score=settings.KB_CONTEXT_MIN_SCORE),
+                             prune_rule=rule.description)
     result.index_version = at_version or index_version
     return result
 
@@ -296,9 +341,9 @@ def text_scores(query: str, chunk_ids: list[int], *, language: str | None = None
 
 
 def _branches(vector: list[float], plan: TextPlan, identifiers: list[str], *, vector_n: int, text_n: int,
-              language: str | None, at_version: int | None, k: int = 5) -> Branches:
+              language: str | None, at_version: int | None, k: int = 5, audiences: bool = False) -> Branches:
     """Run the vector, full-text and identifier branches in one statement; return them best first, with the
-    texts of each branch's first k (`Branches.rows`).
+    rows of each branch's first k (`Branches.rows`) and, with `audiences`, whom every candidate applies to.
 
     Call inside the transaction in which text_plan set HNSW's ef_search.
     """
@@ -316,31 +361,43 @@ def _branches(vector: list[float], plan: TextPlan, identifiers: list[str], *, ve
             (f"vec AS (SELECT id, 1 - (embedding <=> (SELECT v FROM qv)) AS score FROM {table} "
              f"WHERE embedding IS NOT NULL AND {live}{language_filter} "
              f"ORDER BY embedding <=> (SELECT v FROM qv) LIMIT %(vector_n)s)")]
-    # (branch, id, score, cosine, and for the 'x' rows: text, language, document slug, section heading path)
-    selects = ["SELECT 'v', id, score, score, NULL, NULL, NULL, NULL FROM vec"]
+    # (branch, id, score, cosine, and for the 'x' rows: text, language, document slug, section heading path;
+    # for the 'x' and 'a' rows: the section's segment, plans and term)
+    selects = ["SELECT 'v', id, score, score, NULL, NULL, NULL, NULL, NULL, NULL::jsonb, NULL FROM vec"]
+    candidates = ["SELECT id FROM vec"]
     firsts = ["(SELECT id FROM vec ORDER BY score DESC, id LIMIT %(k)s)"]
     text_sql, text_params = _text_sql(plan, live=live, language_filter=language_filter, within="vec")
     if text_sql:
         ctes.append(text_sql)
         params.update(text_params)
-        selects.append("SELECT 't', id, score, similarity, NULL, NULL, NULL, NULL FROM text")
+        selects.append("SELECT 't', id, score, similarity, NULL, NULL, NULL, NULL, NULL, NULL::jsonb, NULL FROM text")
         firsts.append("(SELECT id FROM text ORDER BY score DESC, id LIMIT %(k)s)")
+        candidates.append("SELECT id FROM text")
     if identifiers:
         ctes.append(f"ident AS (SELECT id, 1 - (embedding <=> (SELECT v FROM qv)) AS similarity FROM {table} "
                     f"WHERE identifiers && %(identifiers)s::varchar[] AND {live}{language_filter} "
                     f"ORDER BY id LIMIT %(identifier_n)s)")
-        selects.append("SELECT 'i', id, NULL, similarity, NULL, NULL, NULL, NULL FROM ident")
+        selects.append("SELECT 'i', id, NULL, similarity, NULL, NULL, NULL, NULL, NULL, NULL::jsonb, NULL FROM ident")
         firsts.append("(SELECT id FROM ident ORDER BY id LIMIT %(k)s)")
+        candidates.append("SELECT id FROM ident")
     # The texts of each branch's first k ride along (the fused top k almost always comes from them).
     ctes.append(f"firsts AS ({' UNION '.join(firsts)})")
-    selects.append(f"SELECT 'x', c.id, NULL, NULL, c.text, c.language, d.slug, s.heading_path FROM firsts "
-                   f"JOIN {table} c ON c.id = firsts.id JOIN {Document._meta.db_table} d ON d.id = c.document_id "
+    selects.append(f"SELECT 'x', c.id, NULL, NULL, c.text, c.language, d.slug, s.heading_path, s.segment, s.plans, "
+                   f"s.term FROM firsts JOIN {table} c ON c.id = firsts.id "
+                   f"JOIN {Document._meta.db_table} d ON d.id = c.document_id "
                    f"JOIN {Section._meta.db_table} s ON s.id = c.section_id")
+    if audiences:  # a customer profile rules chunks out before the cut at k: whom every candidate applies to
+        ctes.append(f"candidates AS ({' UNION '.join(candidates)})")
+        selects.append(f"SELECT 'a', c.id, NULL, NULL, NULL, NULL, NULL, NULL, s.segment, s.plans, s.term "
+                       f"FROM candidates JOIN {table} c ON c.id = candidates.id "
+                       f"JOIN {Section._meta.db_table} s ON s.id = c.section_id")
     with connection.cursor() as cursor:
         cursor.execute(f"WITH {', '.join(ctes)} {' UNION ALL '.join(selects)}", params)
         fetched = cursor.fetchall()
-    texts = {int(row[1]): tuple(row[4:]) for row in fetched if row[0] == "x"}
-    rows = [row[:4] for row in fetched if row[0] != "x"]
+    texts = {int(row[1]): ChunkRow(*row[4:8], _audience(*row[8:])) for row in fetched if row[0] == "x"}
+    whom = {int(row[1]): _audience(*row[8:]) for row in fetched if row[0] == "a"}
+    whom.update((chunk_id, row.audience) for chunk_id, row in texts.items())
+    rows = [row[:4] for row in fetched if row[0] not in ("x", "a")]
     similarity = {int(chunk_id): (None if cos is None else float(cos)) for _, chunk_id, _, cos in rows}
     # relaxed_order may return rows slightly out of order; every branch is ordered here, ties by chunk id.
     return Branches(
@@ -349,7 +406,15 @@ def _branches(vector: list[float], plan: TextPlan, identifiers: list[str], *, ve
         identifier=sorted(int(c) for b, c, _, _ in rows if b == "i"),
         similarity=similarity,
         rows=texts,
+        audiences=whom,
     )
+
+
+def _audience(segment: str | None, plans: str | list | None, term: str | None) -> Audience:
+    """Return the Audience of a section row (Django reads jsonb back as its text)."""
+    if isinstance(plans, str):
+        plans = json.loads(plans)
+    return Audience(segment=segment or "", plans=tuple(plans or ()), term=term or "")
 
 
 def _text_sql(plan: TextPlan, *, live: str, language_filter: str, similarity: bool = True,
@@ -411,16 +476,17 @@ def _text_sql(plan: TextPlan, *, live: str, language_filter: str, similarity: bo
     return sql, params
 
 
-def _chunk_rows(ids: list[int]) -> dict[int, tuple[str, str, str, str]]:
-    """Return {chunk id: (text, language, document slug, section heading path)} for the given chunks."""
+def _chunk_rows(ids: list[int]) -> dict[int, ChunkRow]:
+    """Return the rows (text, language, document slug, section heading path, audience) of the given chunks."""
     with connection.cursor() as cursor:
         cursor.execute(
-            f"SELECT c.id, c.text, c.language, d.slug, s.heading_path FROM {Chunk._meta.db_table} c "
+            f"SELECT c.id, c.text, c.language, d.slug, s.heading_path, s.segment, s.plans, s.term "
+            f"FROM {Chunk._meta.db_table} c "
             f"JOIN {Document._meta.db_table} d ON d.id = c.document_id "
             f"JOIN {Section._meta.db_table} s ON s.id = c.section_id WHERE c.id = ANY(%s)",
             [ids],
         )
-        return {int(i): (text, lang, slug, heading) for i, text, lang, slug, heading in cursor.fetchall()}
+        return {int(row[0]): ChunkRow(*row[1:5], _audience(*row[5:])) for row in cursor.fetchall()}
 
 
 def _vector_literal(vector: list[float]) -> str:

@@ -154,3 +154,77 @@ def test_html_meta_tags_carry_alternatives_too():
             '<h2>Within 14 days</h2><p>All of it.</p></body></html>')
     doc = parse_html(html, source="a.html", default_slug="annual")
     assert (doc.alternatives, doc.alternative_label) == (("trial-refund-en",), "annual plan")
+
+
+MIXED = """---
+slug: suspension
+title: Suspensión por falta de pago
+language: es
+segment: {segment}
+---
+# Suspensión por falta de pago
+
+Lo que vale para todos.
+
+## Calendario de hogares {{segment=home}}
+Al día 15.
+
+### Plan Fibra 100 {{plans=F100}}
+Igual.
+
+## Calendario de empresas {{segment=business}}
+Al día 30.
+"""
+
+
+def test_front_matter_and_headings_say_whom_a_document_and_its_sections_apply_to():
+    from kb.applicability import Audience
+
+    doc = parse_markdown(MIXED.format(segment="''"), source="s.md", default_slug="s")  # empty: everyone
+    assert doc.audience == Audience()
+    assert [(s.heading_path, s.audience) for s in doc.sections] == [
+        ("Suspensión por falta de pago", Audience()),
+        ("Calendario de hogares", Audience(segment="home")),  # the heading's attributes are not its name
+        ("Calendario de hogares › Plan Fibra 100", Audience(segment="home", plans=("F100",))),  # inherits its ##
+        ("Calendario de empresas", Audience(segment="business")),
+    ]
+    again = parse_markdown(render_markdown(doc), source="s.md", default_slug="s")
+    assert again.sections == doc.sections and again.audience == doc.audience
+    annual = parse_markdown(SIBLING.replace("---\n#", "segment: home\nplans: [fibra]\nterm: annual\n---\n#"),
+                            source="x.md", default_slug="x")
+    assert annual.audience == Audience(segment="home", plans=("fibra",), term="annual")
+    assert annual.sections[0].audience == annual.audience
+    assert parse_markdown(render_markdown(annual), source="x.md", default_slug="x") == annual
+
+
+@pytest.mark.parametrize("raw, message", [
+    (MIXED.format(segment="hogar"), "kb/s.md: line 5: segment must be one of home, business (got 'hogar')"),
+    (MIXED.format(segment="home"), "kb/s.md: line 17: segment business contradicts the document's (home)"),
+    (MIXED.format(segment="''").replace("{plans=F100}", "{plans=E500}"), "kb/s.md: line 14: plan E500 is not a home plan"),
+    (MIXED.format(segment="''").replace("{plans=F100}", "{plan=F100}"),
+     "kb/s.md: line 14: unknown heading attribute 'plan=F100' (use segment, plans, term)"),
+    (MIXED.format(segment="''").replace("segment: ''", "plans: [F200]"), "kb/s.md: line 5: plan 'F200' is neither"),
+    (MIXED.format(segment="''").replace("segment: ''", "term: yearly"), "kb/s.md: line 5: term must be one of"),
+    (MIXED.format(segment="''").replace("# Suspensión por falta de pago\n", "# Suspensión {segment=home}\n"),
+     "kb/s.md: line 7: say whom the whole document applies to in the front matter"),
+])
+def test_a_bad_audience_is_refused_naming_the_file_and_line(raw, message):
+    with pytest.raises(MalformedDocument) as error:
+        parse_markdown(raw, source="kb/s.md", default_slug="s")
+    assert message in str(error.value)
+
+
+def test_html_says_whom_it_applies_to_in_meta_tags_and_heading_data_attributes():
+    from kb.applicability import Audience
+
+    html = ('<html lang="es"><head><meta name="segment" content="home">\n<meta name="plans" content="fibra, HB30">'
+            '</head><body><h1>Reconexión</h1><h2>Costo</h2><p>Bs. 350,00.</p>'
+            '<h2 data-plans="F100">Fibra 100</h2><p>Igual.</p></body></html>')
+    doc = parse_html(html, source="r.html", default_slug="r")
+    assert doc.audience == Audience(segment="home", plans=("fibra", "HB30"))
+    assert [s.audience for s in doc.sections] == [doc.audience, Audience(segment="home", plans=("F100",))]
+    assert parse_markdown(render_markdown(doc), source="r.md", default_slug="r").sections == doc.sections
+    with pytest.raises(MalformedDocument, match=r"r.html: line 2: plan 'X1' is neither"):
+        parse_html(html.replace("fibra, HB30", "X1"), source="r.html", default_slug="r")
+    with pytest.raises(MalformedDocument, match=r"r.html: line 2: plan E500 is outside"):
+        parse_html(html.replace('data-plans="F100"', 'data-plans="E500"'), source="r.html", default_slug="r")

@@ -128,10 +128,11 @@ def test_kb_search_json_has_the_stable_shape(kb_dir):
     out = io.StringIO()
     call_command("kb_search", "trial refund 50%", "--k", "3", "--json", stdout=out)
     payload = json.loads(out.getvalue())
-    assert set(payload) == {"query", "results"}
+    assert set(payload) == {"query", "results", "applies_to"}
     assert payload["results"], "expected at least one result"
     assert set(payload["results"][0]) == {
-        "rank", "chunk_id", "doc", "section", "vector_score", "text_rank", "matched_by_text", "rrf"
+        "rank", "chunk_id", "doc", "section", "vector_score", "text_rank", "matched_by_text", "rrf",
+        "segment", "plans", "term",  # whom the result applies to ("", [], "": everyone)
     }
     assert [r["rank"] for r in payload["results"]] == list(range(1, len(payload["results"]) + 1))
 
