@@ -22,6 +22,7 @@ from bot.routing.text import read_as_meant
 from bot.routing.types import Route
 from bot.writer import TemplateWriter, WriterRequest, fact_evidence, turn_key_figures
 from core import clock
+from kb.applicability import Applicability
 from kb.search import search
 from kb.selectors import document_alternatives
 
@@ -53,20 +54,22 @@ def answer(recorder, routing, query, *, context: TurnContext, writer, billing, c
             context.remember_identity_question(query)  # answered once the customer says who they are
             return Answered(ask_for_identity(routing.language), asks_identity=True)
         offer_account = not found
+    known: dict = {}  # billing's data on the customer and their plan, when a call brought it
     if routing.route == Route.ACCOUNT and context.customer_id:
         outcome = _billing_facts(recorder, billing, capability, query, context=context, language=routing.language,
                                  chosen=chosen)
         if not isinstance(outcome, tuple):
             return outcome
-        facts, key_figures = outcome
+        facts, key_figures, known = outcome
     elif routing.account_evidence and context.customer_id and not isinstance(writer, TemplateWriter):
-        facts = _account_evidence(recorder, billing, capability, context.customer_id)
+        facts, known = _account_evidence(recorder, billing, capability, context.customer_id)
     draft.customer_id = context.customer_id
+    profile = _profile(recorder, billing, context, known, query=query, chosen=chosen, language=routing.language)
 
     # After a clarifying question, the picked label helps retrieval find the sibling it names.
     searched = f"{query} ({chosen.label})" if chosen is not None and chosen.doc else query
     with recorder.stage("retrieve"):
-        result = search(searched, k=settings.BOT_RETRIEVAL_K)
+        result = search(searched, k=settings.BOT_RETRIEVAL_K, applies_to=profile)
     draft.index_version = result.index_version
     draft.retrieval = [
         {key: value for key, value in hit.as_dict().items() if key != "text"} for hit in result.fused
@@ -85,6 +88,11 @@ def answer(recorder, routing, query, *, context: TurnContext, writer, billing, c
             context.remember_identity_question(query)
             return Answered(ask_for_identity(routing.language), asks_identity=True)
         return Escalated(Reason.NO_CONTEXT, [f"No context: {result.context.reason}."])
+    if context_chunks and profile is None and not facts:
+        # Someone billing cannot identify, and the help center answers differently for home and business: ask.
+        decision = clarify.segment_decision(query, [hit.segment for hit in context_chunks], language=routing.language)
+        if decision.options and (chosen is None or not chosen.segment):
+            return _ask(recorder, context, "segment", query, decision.options, routing.language)
     if context_chunks and (routing.route != Route.ACCOUNT or not key_figures and not facts):
         decided = _sibling_documents(recorder, query, context_chunks, context=context, language=routing.language,
                                      chosen=chosen)
@@ -92,7 +100,7 @@ def answer(recorder, routing, query, *, context: TurnContext, writer, billing, c
             return decided
         context_chunks = decided
 
-    evidence, sources = _evidence(context_chunks, facts)
+    evidence, sources = _evidence(context_chunks, facts, profile)
     draft.evidence = [
         {"id": e.id, "text": e.text, "value": e.value, **sources[e.id]} for e in evidence
     ]
@@ -136,7 +144,7 @@ def _billing_facts(recorder, billing, capability, query, *, context, language, c
             draft.tool_calls.append(result.to_json())
             if result.should_escalate:
                 return _tool_error(capability, result)
-    return list(result.evidence), list(result.key_figures)
+    return list(result.evidence), list(result.key_figures), (result.data or {}) if result.ok else {}
 
 
 def _sibling_documents(recorder, query, chunks, *, context, language, chosen):
@@ -169,22 +177,51 @@ def _tool_error(capability, result) -> Escalated:
     return Escalated(Reason.TOOL_ERROR, [f"{capability} failed: {code}."])
 
 
-def _account_evidence(recorder, billing, capability, customer_id) -> list:
-    """Return the customer's billing facts for a document question; none when billing fails (the KB still answers)."""
+def _account_evidence(recorder, billing, capability, customer_id) -> tuple[list, dict]:
+    """Return the customer's billing facts for a document question and billing's data; none when billing fails (the
+    knowledge base still answers)."""
     with recorder.stage("billing"):
         result = getattr(billing, capability)(customer_id)
     recorder.draft.tool_calls.append(result.to_json())
-    return list(result.evidence) if result.ok else []
+    return (list(result.evidence), result.data or {}) if result.ok else ([], {})
 
 
-def _evidence(chunks, facts):
-    """Number the turn's evidence E1…En: retrieved chunks first, then billing facts."""
+def _profile(recorder, billing, context: TurnContext, known: dict, *, query: str, chosen, language: str):
+    """Return what retrieval may know of the customer (kb.applicability): their segment and plan from billing when
+    they are identified, the kind of customer the question names or they picked otherwise, None when unknown.
+
+    A billing failure here leaves the profile unknown: retrieval then keeps every document ("when in doubt, keep").
+    """
+    if chosen is not None and chosen.segment:
+        return Applicability(segment=chosen.segment)
+    if not context.customer_id:
+        named = clarify.segment_decision(query, [], language=language).chosen
+        return Applicability(segment=named.segment) if named is not None else None
+    if not known.get("customer"):
+        with recorder.stage("billing"):
+            result = billing.account_summary(context.customer_id)
+        recorder.draft.tool_calls.append(result.to_json())
+        known = (result.data or {}) if result.ok else {}
+    customer, plan = known.get("customer") or {}, known.get("plan") or {}
+    if not customer:
+        return None
+    try:
+        return Applicability(segment=customer.get("segment") or "", plan=plan.get("code") or "")
+    except ValueError:  # a segment or plan the knowledge base's vocabulary does not know: keep everything
+        return None
+
+
+def _evidence(chunks, facts, profile=None):
+    """Number the turn's evidence E1…En: retrieved chunks first, then billing facts. A chunk written for another kind
+    of customer than this one carries why (the verifier refuses its figures)."""
     sources = {}
     chunk_items = []
     for number, hit in enumerate(chunks, start=1):
-        chunk_items.append(Evidence(id=f"E{number}", text=hit.text, value=None))
+        not_for = hit.audience.excludes(profile)
+        chunk_items.append(Evidence(id=f"E{number}", text=hit.text, value=None,
+                                    not_for=f"{not_for}, not for this customer" if not_for else ""))
         sources[f"E{number}"] = {"kind": "chunk", "chunk_id": hit.chunk_id, "doc": hit.doc,
-                                 "section": hit.section, "language": hit.language}
+                                 "section": hit.section, "language": hit.language, "segment": hit.segment}
     fact_items, fact_sources = fact_evidence(facts, first=len(chunk_items) + 1)
     sources.update(fact_sources)
     # Facts first for account questions: the template writer reads them before any chunk.

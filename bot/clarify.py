@@ -55,9 +55,10 @@ class Option:
     label: str
     doc: str = ""  # a document option
     period: str = ""  # an invoice option (YYYY-MM)
+    segment: str = ""  # a kind of customer option: home | business
 
     def as_json(self) -> dict:
-        return {"label": self.label, "doc": self.doc, "period": self.period}
+        return {"label": self.label, "doc": self.doc, "period": self.period, "segment": self.segment}
 
 
 @dataclass(frozen=True)
@@ -194,10 +195,45 @@ def period_decision(query: str, invoices: list[dict], *, today: date, language: 
     return Decision(chosen=option(newest))
 
 
+SEGMENT_LABELS = {"es": {"home": "hogar", "business": "empresa"}, "en": {"home": "home", "business": "business"}}
+SEGMENT_QUESTION = {"es": "Para responderte bien: ¿tu servicio es de {home} o de {business}?",
+                    "en": "To answer you properly: is your service a {home} or a {business} account?"}
+_NAMES_SEGMENT = {
+    "business": re.compile(r"\b(empresa\w*|negocio\w*|comercio|oficina|local|compania|pyme|business\w*|company|"
+                           r"companies|corporate|office|empresarial\w*)\b"),
+    # A home plan's name says whose the question is: "el plan de 300 megas", "Fibra 600", "Hogar Básico".
+    "home": re.compile(r"\b(hogar|casa|residencial\w*|home|house|domestic|personal|particular|fibra|fiber|"
+                       r"(100|300|600|1000) ?(megas|mb|mbps|gigas?))\b"),
+}
+
+
+def segment_decision(query: str, segments: list[str], *, language: str) -> Decision:
+    """Decide for a question the help center answers differently for home and business customers.
+
+    `segments` holds the segment each kept chunk is written for ("" for everyone), best first. A question that
+    names one kind of customer (or a plan only one kind has) gets it; when the best chunk is for one kind, the
+    other kind's ranks in the first three and the question names neither, ask.
+    """
+    language = language if language in SEGMENT_LABELS else "es"
+    labels = SEGMENT_LABELS[language]
+    folded = fold(query, case="lower")
+    named_segments = [segment for segment, cue in _NAMES_SEGMENT.items() if cue.search(folded)]
+    if len(named_segments) == 1:
+        return Decision(chosen=Option(labels[named_segments[0]], segment=named_segments[0]))
+    # The best chunk is written for one kind of customer and the other kind's rule ranks right behind it (in the
+    # first three): the answer depends on which customer asks. A kind further down only touches the subject.
+    top = segments[:3]
+    if named_segments or not top or not top[0] or not {"home", "business"} <= set(top):
+        return Decision()
+    return Decision(options=(Option(labels["home"], segment="home"), Option(labels["business"], segment="business")))
+
+
 def question(kind: str, options: tuple[Option, ...], language: str) -> str:
     """Return the one short question that offers the options."""
     language = language if language in OR else "es"
     labels = [option.label for option in options]
+    if kind == "segment":
+        return SEGMENT_QUESTION[language].format(home=labels[0], business=labels[1])
     if kind == "period":
         return PERIOD_QUESTION[language].format(first=labels[0], second=labels[1])
     offered = ", ".join(labels[:-1]) + OR[language] + labels[-1]
@@ -210,4 +246,5 @@ def pending(kind: str, query: str, options: tuple[Option, ...], language: str) -
 
 
 def pending_options(stored: dict) -> tuple[Option, ...]:
-    return tuple(Option(o["label"], doc=o.get("doc", ""), period=o.get("period", "")) for o in stored["options"])
+    return tuple(Option(o["label"], doc=o.get("doc", ""), period=o.get("period", ""), segment=o.get("segment", ""))
+                 for o in stored["options"])

@@ -50,8 +50,8 @@ _KIND_CUES = (
         r"\b(cuanto (cuesta|cobran|es|sale|vale|me cobran|pago|hay que pagar|queda|seria|sería|me toca)|how much|"
         r"(what|how much) do you charge|what('s| is| are) the (charges?|fees?|costs?|prices?)|que cobran|"
         r"(what|que) (is|es) (the|el|la) (fee|price|cost|rate|charge|tarifa|precio|costo|recargo|monto|tasa|"
-        r"porcentaje)|what('s| is) the (late )?fee|price|precio|tarifa|monto|porcentaje|percent|rate of|tasa de|"
-        r"cuanto (descuentan|devuelven|me devuelven|cobran de))\b")),
+        r"porcentaje)|what('s| is) the (late )?fee|(que|cual es el) (precio|costo|tarifa|porcentaje)|de cuanto (es|son)|"
+        r"how much|cuanto (descuentan|devuelven|me devuelven|cobran de|me ahorro|ahorro|pagaria))\b")),
     (PROCEDURE, re.compile(
         r"\b(como (hago|puedo|se|pago|solicito|reclamo|reporto|activo|cambio|consigo|contrato|cancelo|le pago|"
         r"hacer|envio|mando|obtengo)|how (do|can|should|could) (i|we)|how to|que (tengo|debo|hay) que hacer|what "

@@ -18,7 +18,7 @@ sentence "cited the wrong item": swapped citations are as wrong as a made-up fig
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from datetime import date
 from decimal import Decimal
 from functools import lru_cache
@@ -104,6 +104,8 @@ class Evidence:
     id: str
     text: str
     value: str | None = None
+    # Not for this customer: why ("for business customers; this customer's account is home"), else "".
+    not_for: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -468,6 +470,22 @@ def _explain(token: _Token, scope: list[_Item], citations: str, items: list[_Ite
     return reason + f" — copy the {noun} from the evidence that holds it and cite that item."
 
 
+@dataclass
+class _Checks:
+    """What the verifier has found so far, filled sentence by sentence."""
+
+    problems: list[Problem] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    derived: list[Derived] = field(default_factory=list)
+    checks: list[TokenCheck] = field(default_factory=list)
+    answer_keys: set[tuple[str, object]] = field(default_factory=set)
+    sentences: list[str] = field(default_factory=list)
+
+    def problem(self, token: _Token, sentence: str, reason: str, kind: str, cited: tuple[str, ...] = ()) -> None:
+        self.problems.append(Problem(token.text, sentence, reason))
+        self.checks.append(TokenCheck(token.text, token.start, token.end, kind, None, (), reason, cited))
+
+
 def verify(
     answer: str,
     evidence: list[Evidence],
@@ -481,7 +499,8 @@ def verify(
 
     `key_figures` are figures the answer must state (a string, or a `KeyFigure` naming the evidence item
     that holds it); `require_citations` makes a sentence with figures and no citation a problem instead
-    of a warning (the agent's internal note must cite everything it says).
+    of a warning (the agent's internal note must cite everything it says). A figure held only by evidence
+    that is not for this customer (`Evidence.not_for`) is a problem too.
     """
     known_ids = {e.id for e in evidence}
     items = [_Item(e, known_ids) for e in evidence]
@@ -491,117 +510,139 @@ def verify(
     # One search over the whole answer: no promise slips through because a line break split it.
     banned, listed = _banned(tuple(banned_phrases or ()))
     promised = banned.findall(_fold(answer)) if customer_view else []
-    sentences: list[str] = []
-
-    problems: list[Problem] = []
-    warnings: list[str] = []
-    derived: list[Derived] = []
-    checks: list[TokenCheck] = []
-    answer_keys: set[tuple[str, object]] = set()
+    found = _Checks()
     tokens = _scan(answer, known_ids)
     position = 0
     for start, end in _sentence_spans(answer):
         sentence = answer[start:end].strip()
-        sentences.append(sentence)
+        found.sentences.append(sentence)
         sentence_tokens = []
         while position < len(tokens) and tokens[position].start < end:
             sentence_tokens.append(tokens[position])
             position += 1
-        cited: list[str] = []
-        groups: list[_Group] = []
-        numbers: list[_Token] = []
-        hints: list[str] = []
-        for token in sentence_tokens:
-            if token.kind == _CITATION:
-                if groups and not answer[groups[-1].end:token.start].strip():
-                    groups[-1].end = token.end
-                    groups[-1].ids.extend(token.key)
-                else:
-                    groups.append(_Group(token.start, token.end, list(token.key)))
-                for evidence_id in token.key:
-                    cited.append(evidence_id)
-                    if evidence_id not in by_id:
-                        reason = (f"{evidence_id} is not evidence of this turn (the evidence is "
-                                  f"{', '.join(by_id) or 'empty'}); cite one of those ids or remove the claim.")
-                        problems.append(Problem(token.text, sentence, reason))
-                        checks.append(TokenCheck(token.text, token.start, token.end, _CITATION, None, (), reason))
-            elif token.kind == _EVIDENCE_ID:
-                if customer_view:
-                    reason = (f"{token.text} is an internal evidence id outside brackets; the customer must not "
-                              f"see it — write the citation as [{token.text}] or leave it out.")
-                    problems.append(Problem(token.text, sentence, reason))
-                    checks.append(TokenCheck(token.text, token.start, token.end, _EVIDENCE_ID, None, (), reason))
-                else:
-                    warnings.append(f"{token.text} is written without brackets; cite it as [{token.text}].")
-            else:
-                numbers.append(token)
-                answer_keys.add((token.kind, token.key))
+        _check_sentence(answer, sentence, sentence_tokens, items, by_id, found, customer_view=customer_view,
+                        require_citations=require_citations)
+    _check_promises(promised, listed, found, answer)
+    _check_key_figures(key_figures or (), found)
+    found.checks.sort(key=lambda check: check.start)
+    return Verdict(not found.problems, found.problems, found.warnings, found.derived, found.checks)
 
-        cited_items = _items_of(cited, by_id)
-        for token in numbers:
-            group = _group_of(token, groups)
-            scope = _indexed(_items_of(group.ids, by_id) if group else items)
-            rule, ids, derivation = _support(token, scope)
-            if not rule and len(groups) > 1:
-                # Held by another group of this sentence: the citations are swapped, not the figure made up.
-                others = _indexed([item for item in cited_items if item.id not in group.ids])
-                rule, ids, derivation = _support(token, others)
-                if rule and not derivation:
-                    reason = _wrong_item(token, group, ids, scope)
-                    problems.append(Problem(token.text, sentence, reason))
-                    checks.append(TokenCheck(token.text, token.start, token.end, token.kind, None, (), reason,
-                                             group.cited))
-                    continue
-                # A sum or difference keeps R4: its operands may be cited anywhere in the sentence.
-                derivation = _derive(token.key, _indexed(cited_items)) if token.kind == AMOUNT else None
-                rule, ids, derivation = ("R4", derivation[1], derivation[0]) if derivation else ("", (), "")
-            cited_group = group.cited if group else ()
-            if rule:
-                checks.append(TokenCheck(token.text, token.start, token.end, token.kind, rule, ids, "", cited_group))
-                cite = f"[{ids[0]}]"
-                if derivation:
-                    derived.append(Derived(token.text, _cents_text(token.key), derivation, ids))
-                    cite = f"[{ids[0]}][{ids[1]}]"
-                hints.append(f"{token.text} → {cite}")
-            else:
-                citations = " ".join(f"[{evidence_id}]" for evidence_id in cited_group)
-                reason = _explain(token, scope, citations, items, grouped=len(groups) > 1)
-                problems.append(Problem(token.text, sentence, reason))
-                checks.append(TokenCheck(token.text, token.start, token.end, token.kind, None, (), reason,
-                                         cited_group))
-        if numbers and not cited:
-            figures = ", ".join(hints) or "none of them is in the evidence"
-            if require_citations:
-                problems.append(Problem(sentence, sentence, (
-                    f"this sentence states figures without a citation; cite the evidence item right after each "
-                    f"figure ({figures}).")))
-            else:
-                warnings.append(f'"{sentence}" states figures without a citation; cite the evidence item that '
-                                f"holds each figure ({figures}).")
 
-        if customer_view and "_" in sentence:
-            for match in _SNAKE_CASE_RE.finditer(sentence):
-                problems.append(Problem(match.group(), sentence, (
-                    f"{match.group()} is an internal field name; say it in plain words the customer understands.")))
+def _check_sentence(answer: str, sentence: str, sentence_tokens: list[_Token], items: list[_Item],
+                    by_id: dict[str, list[_Item]], found: _Checks, *, customer_view: bool,
+                    require_citations: bool) -> None:
+    """Check one sentence: its citations and evidence ids, each figure against its citation, its field names."""
+    cited, groups, numbers = _citations(answer, sentence, sentence_tokens, by_id, found,
+                                        customer_view=customer_view)
+    hints = [_check_number(token, sentence, groups, cited, items, by_id, found) for token in numbers]
+    hints = [hint for hint in hints if hint]
+    if numbers and not cited:
+        figures = ", ".join(hints) or "none of them is in the evidence"
+        if require_citations:
+            found.problems.append(Problem(sentence, sentence, (
+                f"this sentence states figures without a citation; cite the evidence item right after each "
+                f"figure ({figures}).")))
+        else:
+            found.warnings.append(f'"{sentence}" states figures without a citation; cite the evidence item that '
+                                  f"holds each figure ({figures}).")
+    if customer_view and "_" in sentence:
+        for match in _SNAKE_CASE_RE.finditer(sentence):
+            found.problems.append(Problem(match.group(), sentence, (
+                f"{match.group()} is an internal field name; say it in plain words the customer understands.")))
 
+
+def _citations(answer: str, sentence: str, sentence_tokens: list[_Token], by_id: dict[str, list[_Item]],
+               found: _Checks, *, customer_view: bool) -> tuple[list[str], list[_Group], list[_Token]]:
+    """Return a sentence's cited ids, its citation groups and its figures; check the citations as they come."""
+    cited: list[str] = []
+    groups: list[_Group] = []
+    numbers: list[_Token] = []
+    for token in sentence_tokens:
+        if token.kind == _CITATION:
+            if groups and not answer[groups[-1].end:token.start].strip():
+                groups[-1].end = token.end
+                groups[-1].ids.extend(token.key)
+            else:
+                groups.append(_Group(token.start, token.end, list(token.key)))
+            for evidence_id in token.key:
+                cited.append(evidence_id)
+                if evidence_id not in by_id:
+                    found.problem(token, sentence, (
+                        f"{evidence_id} is not evidence of this turn (the evidence is "
+                        f"{', '.join(by_id) or 'empty'}); cite one of those ids or remove the claim."), _CITATION)
+        elif token.kind == _EVIDENCE_ID:
+            if customer_view:
+                found.problem(token, sentence, (
+                    f"{token.text} is an internal evidence id outside brackets; the customer must not see it — "
+                    f"write the citation as [{token.text}] or leave it out."), _EVIDENCE_ID)
+            else:
+                found.warnings.append(f"{token.text} is written without brackets; cite it as [{token.text}].")
+        else:
+            numbers.append(token)
+            found.answer_keys.add((token.kind, token.key))
+    return cited, groups, numbers
+
+
+def _check_number(token: _Token, sentence: str, groups: list[_Group], cited: list[str], items: list[_Item],
+                  by_id: dict[str, list[_Item]], found: _Checks) -> str:
+    """Check one figure against the citation that follows it; return the hint that names its evidence ("" if none)."""
+    cited_items = _items_of(cited, by_id)
+    group = _group_of(token, groups)
+    scope = _indexed(_items_of(group.ids, by_id) if group else items)
+    rule, ids, derivation = _support(token, scope)
+    if not rule and len(groups) > 1:
+        # Held by another group of this sentence: the citations are swapped, not the figure made up.
+        others = _indexed([item for item in cited_items if item.id not in group.ids])
+        rule, ids, derivation = _support(token, others)
+        if rule and not derivation:
+            found.problem(token, sentence, _wrong_item(token, group, ids, scope), token.kind, group.cited)
+            return ""
+        # A sum or difference keeps R4: its operands may be cited anywhere in the sentence.
+        derivation = _derive(token.key, _indexed(cited_items)) if token.kind == AMOUNT else None
+        rule, ids, derivation = ("R4", derivation[1], derivation[0]) if derivation else ("", (), "")
+    cited_group = group.cited if group else ()
+    if not rule:
+        citations = " ".join(f"[{evidence_id}]" for evidence_id in cited_group)
+        found.problem(token, sentence, _explain(token, scope, citations, items, grouped=len(groups) > 1), token.kind,
+                      cited_group)
+        return ""
+    other_customer = _for_another_customer(ids, by_id)
+    if other_customer:
+        found.problem(token, sentence, (
+            f"{token.text} comes from {', '.join(ids)}, which is {other_customer}: state the policy that applies to "
+            "this customer instead, from the evidence written for them."), token.kind, cited_group)
+        return ""
+    found.checks.append(TokenCheck(token.text, token.start, token.end, token.kind, rule, ids, "", cited_group))
+    if derivation:
+        found.derived.append(Derived(token.text, _cents_text(token.key), derivation, ids))
+        return f"{token.text} → [{ids[0]}][{ids[1]}]"
+    return f"{token.text} → [{ids[0]}]"
+
+
+def _for_another_customer(ids: tuple[str, ...], by_id: dict[str, list[_Item]]) -> str:
+    """Return why the items holding a figure are not for this customer, "" when one of them is."""
+    reasons = [by_id[evidence_id][0].evidence.not_for for evidence_id in ids if evidence_id in by_id]
+    return reasons[0] if reasons and all(reasons) else ""
+
+
+def _check_promises(promised: list[str], listed: dict[str, str], found: _Checks, answer: str) -> None:
     for folded in dict.fromkeys(promised):
-        sentence = next((s for s in sentences if folded in _fold(s)), answer.strip())
-        problems.append(Problem(listed[folded], sentence, (
+        sentence = next((s for s in found.sentences if folded in _fold(s)), answer.strip())
+        found.problems.append(Problem(listed[folded], sentence, (
             f'"{listed[folded]}" promises a refund, a date or an outcome nobody has confirmed; remove it and say '
             "what the evidence shows and that an agent will confirm the rest.")))
 
-    for required in key_figures or ():
+
+def _check_key_figures(key_figures, found: _Checks) -> None:
+    for required in key_figures:
         required = required if isinstance(required, KeyFigure) else KeyFigure(required)
         figure = required.figure
         figure_tokens = [t for t in _scan(figure, set()) if t.kind in _NUMERIC_KINDS]
         if not figure_tokens:
             raise ValueError(f"key figure {figure!r} holds no number")
-        if (figure_tokens[0].kind, figure_tokens[0].key) not in answer_keys:
+        if (figure_tokens[0].kind, figure_tokens[0].key) not in found.answer_keys:
             what = f" ({required.name})" if required.name else ""
             where = f" ({required.evidence_id} holds it)" if required.evidence_id else ""
-            problems.append(Problem(figure, "", (
+            found.problems.append(Problem(figure, "", (
                 f"The answer must state {figure}{what}, the key figure of this finding{where}; include it exactly "
                 "as the evidence writes it, with its citation.")))
-
-    checks.sort(key=lambda check: check.start)
-    return Verdict(not problems, problems, warnings, derived, checks)

@@ -747,3 +747,30 @@ def test_stripped_answers_carry_no_citation_and_verify_never_crashes(answer):
 ])
 def test_citation_ids_reads_grouped_markers(answer, ids):
     assert citation_ids(answer) == ids
+
+
+# --- the policy that applies to this customer --------------------------------------------------------------------
+
+HOME_FEE = Evidence("E1", "El recargo por mora es el 5 % de lo que quede sin pagar al terminar los cinco días de gracia.")
+BUSINESS_FEE = Evidence("E2", "El recargo es un monto fijo de USD 3,00 por cada factura vencida.",
+                        not_for="for business customers; this customer's account is home")
+
+
+def test_a_business_figure_in_a_home_customers_answer_fails_with_a_reason_the_rewrite_can_use():
+    verdict = verify("El recargo por mora es de USD 3,00 [E2].", [HOME_FEE, BUSINESS_FEE], customer_view=True)
+    assert not verdict.grounded
+    [problem] = verdict.problems
+    assert problem.token == "3,00" and "for business customers" in problem.reason
+    assert "policy that applies to this customer" in problem.reason
+
+
+def test_the_home_customers_own_figure_passes():
+    verdict = verify("El recargo es el 5 % [E1] de lo que quede sin pagar.", [HOME_FEE, BUSINESS_FEE],
+                     customer_view=True)
+    assert verdict.grounded, verdict.problems
+
+
+def test_a_figure_also_held_by_evidence_for_this_customer_passes():
+    shared = Evidence("E3", "Para todos los clientes el recargo nunca supera USD 3,00 por factura.")
+    verdict = verify("El recargo no supera USD 3,00 [E2][E3].", [HOME_FEE, BUSINESS_FEE, shared], customer_view=True)
+    assert verdict.grounded, verdict.problems
