@@ -177,12 +177,13 @@ def test_segment_decision_names_the_kind_of_customer_the_question_names():
     assert segment_decision("el plan de 300 megas tiene recargo?", ["home"], language="es").chosen.segment == "home"
 
 
-def test_segment_decision_asks_only_when_the_best_passage_is_for_one_kind_and_the_other_ranks_close():
+def test_segment_decision_asks_only_when_both_kinds_have_a_passage_in_the_first_three():
     from bot.clarify import segment_decision
 
     asked = segment_decision("cuanto es el recargo", ["home", "", "business"], language="es")
     assert [option.segment for option in asked.options] == ["home", "business"] and asked.chosen is None
-    assert not segment_decision("cuanto es el recargo", ["", "home", "business"], language="es").options
+    assert segment_decision("cuanto es el recargo", ["", "business", "home"], language="es").options
+    assert not segment_decision("cuanto es el recargo", ["", "home", "home"], language="es").options
     assert not segment_decision("cuanto es el recargo", ["home", "", "", "business"], language="es").options
     assert not segment_decision("cuanto es el recargo", [], language="es").options
     # Naming both kinds is not a choice, and is not asked either: the answer covers both.
