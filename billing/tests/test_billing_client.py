@@ -134,14 +134,13 @@ def test_find_customer_by_every_identifier(sim, healthy):
     ],
 )
 def test_infrastructure_failures_escalate_and_count_against_the_api(sim, breaker, fault, code):
+    served = sim.app.requests_served
     with make_client(sim, breaker, fault=fault) as client:
-        started = time.perf_counter()
         result = client.account_summary(a_customer(sim))
-        elapsed = time.perf_counter() - started
     assert (result.ok, result.should_escalate) == (False, True)
     assert result.error.code == code and result.error.infrastructure
     assert breaker.state().failures == 1
-    assert elapsed < 1.5, "no retries: one attempt, bounded by the read timeout"
+    assert sim.app.requests_served - served == 1, "no retries: one attempt"
 
 
 def test_a_timeout_returns_after_the_read_timeout_not_after_the_hang(sim, breaker):
