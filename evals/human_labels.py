@@ -241,6 +241,9 @@ class SettledImport:
                 f"{self.unchanged} already there, {self.without_answer} without an answer to judge.")
 
 
+SETTLED_NOTE = "settled in a review queue"
+
+
 @transaction.atomic
 def settled_labels_import() -> SettledImport:
     """Make every settled faithfulness score of a review queue a human label of its trace (pass = faithful).
@@ -251,17 +254,18 @@ def settled_labels_import() -> SettledImport:
     imported = unchanged = without_answer = 0
     settled = settled_faithfulness(key=FAITHFUL)
     traces = Trace.objects.only("pk", "final_text").in_bulk([trace_id for trace_id, _, _ in settled])
-    existing = dict(HumanLabel.objects.filter(trace_id__in=list(traces)).values_list("trace_id", "label"))
+    existing = {trace_id: (label, note) for trace_id, label, note in
+                HumanLabel.objects.filter(trace_id__in=list(traces)).values_list("trace_id", "label", "note")}
     for trace_id, value, settled_by in settled:
         trace = traces.get(trace_id)
         if trace is None or not trace.final_text:
             without_answer += 1
             continue
         label = "pass" if value == "yes" else "fail"
-        if existing.get(trace_id) == label:
+        if existing.get(trace_id) == (label, SETTLED_NOTE):
             unchanged += 1
             continue
-        human_label_save(trace=trace, label=label, note="settled in a review queue", author=settled_by)
+        human_label_save(trace=trace, label=label, note=SETTLED_NOTE, author=settled_by)
         imported += 1
     return SettledImport(imported=imported, unchanged=unchanged, without_answer=without_answer)
 

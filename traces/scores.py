@@ -14,8 +14,20 @@ FAITHFUL = "faithful"  # the built-in score: the review's "was the model faithfu
 DESCRIPTION_MAX = ScoreDefinition._meta.get_field("description").max_length
 
 
+BUILT_IN = {FAITHFUL: {"name": "Faithful to its context", "kind": ScoreDefinition.Kind.BOOLEAN, "built_in": True,
+                       "description": "Did the model say only what the context it was given supports? "
+                                      "On an answer, also a judge-calibration label."}}
+
+
 def score_definitions() -> QuerySet[ScoreDefinition]:
-    """Return every score definition, built-in first, then by name."""
+    """Return every score definition, built-in first, then by name.
+
+    The built-in ones are created by a migration; a database flushed since (a transactional test, a fresh demo)
+    gets them back here, like the roles in core/roles.py.
+    """
+    if not ScoreDefinition.objects.filter(key__in=BUILT_IN, built_in=True).count() == len(BUILT_IN):
+        for key, fields in BUILT_IN.items():
+            ScoreDefinition.objects.get_or_create(key=key, defaults=fields)
     return ScoreDefinition.objects.all()
 
 

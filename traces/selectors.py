@@ -23,6 +23,7 @@ from traces.models import (
     Trace,
     TraceScore,
 )
+from traces.scores import score_definitions
 from traces.scoring import ScoreError, value_parse
 from traces.taxonomy import CodedNote, summarize
 
@@ -310,7 +311,7 @@ def filter_choices() -> dict[str, list]:
 def score_choices() -> list[display.Choice]:
     """Return the score filter's options: every value of every score a select can offer ("Answered = no")."""
     return [display.Choice(f"{d.key}:{value}", f"{d.name} = {value}")
-            for d in ScoreDefinition.objects.all() for value in d.spec().choices()]
+            for d in score_definitions() for value in d.spec().choices()]
 
 
 def session_items(*, session: ReviewSession) -> QuerySet[SessionTrace]:
