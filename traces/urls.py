@@ -23,7 +23,7 @@ urlpatterns = [
     path("queues/<int:queue_id>/", queues.queue_detail, name="queue"),
     path("queues/<int:queue_id>/next/", queues.queue_next, name="queue_next"),
     path("queues/<int:queue_id>/review/<int:position>/", queues.queue_review, name="queue_review"),
-    path("queues/<int:queue_id>/items/<int:item_id>/settle/", queues.queue_settle, name="queue_settle"),
+    path("queues/<int:queue_id>/items/<int:queue_item_id>/settle/", queues.queue_settle, name="queue_settle"),
     path("scores/", scores.score_list, name="scores"),
     # The conversation page's "bot's last turn" panel (loaded by htmx).
     path("conversations/<int:conversation_id>/last-turn/", turn.last_turn_panel, name="last_turn"),

@@ -167,10 +167,10 @@ def queue_review(request, queue_id, position):
 
 @login_required
 @require_POST
-def queue_settle(request, queue_id, item_id):
+def queue_settle(request, queue_id, queue_item_id):
     """Record the settled label of an item two reviewers disagreed on (who and when are recorded)."""
     queue = access_queue(request.user, queue_id)
-    item = get_object_or_404(QueueItem, queue=queue, pk=item_id)
+    item = get_object_or_404(QueueItem, queue=queue, pk=queue_item_id)
     failure_class = params.integer(request.POST.get("failure_class"), label="The failure class")
     note = params.text(request.POST.get("note"), label="The note", max_length=400)
     scores = {d.key: request.POST.get(f"score_{d.key}") for d in score_definitions()
