@@ -174,6 +174,20 @@ class Disagreement:
     scores: tuple[dict[str, str], dict[str, str]]
     about: list[str]
     settled: SettledLabel | None = None
+    score_names: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def about_text(self) -> str:
+        """Return what the reviewers differ on, in words ("the verdict, Answered the question")."""
+        words = {"verdict": "the verdict", "failure class": "the failure class"}
+        return ", ".join(words.get(about) or self.score_names.get(about.removeprefix("score:"), about)
+                         for about in self.about)
+
+    @property
+    def settled_scores(self) -> list[tuple[str, str]]:
+        """Return the settled scores as (name, value)."""
+        scores = self.settled.scores if self.settled is not None else {}
+        return [(self.score_names.get(key, key), value) for key, value in sorted(scores.items())]
 
     @property
     def sides(self) -> list[tuple[ReviewNote, list[tuple[str, str]]]]:
@@ -221,6 +235,7 @@ def queue_agreement(*, queue: ReviewQueue) -> QueueAgreement:
         scores.setdefault((trace_id, author_id), {})[key] = value
     settled = {s.item_id: s for s in SettledLabel.objects.filter(item__in=doubled).select_related(
         "settled_by", "failure_class")}
+    names = {d.key: d.name for d in score_definitions()}
     reviews, result = [], QueueAgreement(doubled=len(doubled), both_reviewed=0)
     for item in doubled:
         first_id, second_id = sorted(reviewers.get(item.pk, []))
@@ -235,7 +250,7 @@ def queue_agreement(*, queue: ReviewQueue) -> QueueAgreement:
         about = differences(review)
         if about:
             result.disagreements.append(Disagreement(item=item, notes=pair, scores=pair_scores, about=about,
-                                                     settled=settled.get(item.pk)))
+                                                     settled=settled.get(item.pk), score_names=names))
     result.both_reviewed = len(reviews)
     if not reviews:
         return result

@@ -106,7 +106,8 @@ def test_two_reviewers_work_a_queue_see_kappa_settle_and_filter_by_their_score(
     expect(bob.locator("tr[data-kappa=verdict] .kappa")).to_have_text("0.50")
     expect(bob.locator("tr[data-kappa=score-answered] .kappa")).to_have_text("0.50")
     disputed = queue.items.get(position=3).trace_id
-    expect(bob.locator(f"section.disagreement[data-trace='{disputed}']")).to_contain_text("verdict")
+    expect(bob.locator(f"section.disagreement[data-trace='{disputed}']")).to_contain_text(
+        "They differ on the verdict, Answered the question.")
 
     # A supervisor settles it; the page says who and when.
     log_in(cy, base, "cy", "cy-password-1", f"/traces/queues/{queue.pk}/")
