@@ -38,6 +38,8 @@ def _review_all(page, base, queue_id, codes):
     page.goto(f"{base}/traces/queues/{queue_id}/")
     with page.expect_navigation():
         page.keyboard.press("n")
+    _fits(page, "review-queue-item")  # the review page with its scores, at both widths
+    page.set_viewport_size({"width": 1440, "height": 900})
     for _ in codes:
         assert "/review/" in page.url, page.url
         position = int(page.url.rstrip("/").rsplit("/", 1)[1])
