@@ -1,5 +1,7 @@
 """One Trace row per bot turn — answered, escalated or silenced — with everything needed to review it."""
 
+import datetime as dt
+
 from django.conf import settings
 from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchVectorField
@@ -308,6 +310,11 @@ class ReviewQueue(models.Model):
 
     def __str__(self):
         return self.name
+
+    @property
+    def window_last(self):
+        """The window's last included moment (the end is exclusive: "to 2026-11-20" ends at the 21st's midnight)."""
+        return self.window_end - dt.timedelta(microseconds=1)
 
 
 class QueueItem(models.Model):

@@ -256,3 +256,14 @@ def test_queue_pages_are_for_reviewers_only(client, window, team, make_staff):
                            {"verdict": "pass"}).status_code == 403
     assert not ReviewNote.objects.filter(queue=queue).exists() and not QueueAssignment.objects.filter(
         item__queue=queue, reviewer__username__startswith="someone").exists()
+
+
+def test_the_browser_hands_its_filters_and_dates_to_a_new_queue(client, team):
+    client.force_login(team[0])
+    page = client.get(reverse("traces:queues"), {"route": "account", "fallback": "yes", "since": "2026-10-10",
+                                                 "until": "2026-10-12"})
+    assert page.context["filters"] == {"route": "account", "fallback": "yes"}
+    assert (page.context["default_since"], page.context["default_until"]) == ("2026-10-10", "2026-10-12")
+    html = page.content.decode()
+    assert '<input type="hidden" name="fallback" value="yes">' in html
+    assert "fallback: answered by the verified-only fallback" in html

@@ -10,6 +10,7 @@ from django.db.models import Q
 from django.http import QueryDict
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.utils import timezone
 from django.views.decorators.http import require_POST
 
 from core import clock, params
@@ -41,6 +42,7 @@ def queue_list(request):
     if request.method == "POST":
         return _queue_create(request)
     today = clock.today()
+    carried = selectors.parse_trace_filters(request.GET)  # the browser's filters; its dates become the window
     queues = list(ReviewQueue.objects.prefetch_related("assignees")[:100])
     for queue in queues:
         queue.progress_rows, queue.open_items, queue.item_count = review_queues.queue_progress(queue=queue)
@@ -48,8 +50,11 @@ def queue_list(request):
         "queues": queues, "reviewers": reviewers(), "presets": ReviewQueue.Preset.choices,
         "sources": ReviewQueue.Source.choices, "routes": selectors.filter_choices()["route"],
         "saved_filters": SavedFilter.objects.filter(user=request.user).order_by("name"),
-        "filters": selectors.parse_trace_filters(request.GET).to_query(),
-        "default_since": (today - dt.timedelta(days=7)).isoformat(), "default_until": today.isoformat(),
+        "filters": {k: v for k, v in carried.to_query().items() if k not in ("since", "until")},
+        "default_since": (timezone.localdate(carried.since) if carried.since else today - dt.timedelta(days=7))
+        .isoformat(),
+        "default_until": (timezone.localdate(carried.until - dt.timedelta(microseconds=1)) if carried.until
+                          else today).isoformat(),
         "token": uuid.uuid4().hex,
         "preset": request.GET.get("preset", "") if request.GET.get("preset") in ReviewQueue.Preset.values else "",
     })
@@ -107,17 +112,8 @@ def queue_detail(request, queue_id):
         "queue": queue, "progress": progress, "open_items": open_items, "item_count": item_count, "mine": mine,
         "agreement": agreement, "failure_classes": FailureClass.objects.filter(merged_into__isnull=True),
         "definitions": {d.key: d for d in score_definitions()},
-        "filters_text": display_filters(queue.filters),
+
     })
-
-
-FILTER_LABELS = {**selectors.TEXT_FILTER_LABELS, "complaint_sourced": "Customer complained",
-                 "fallback": "Answered by the fallback", "score": "Score"}
-
-
-def display_filters(filters: dict) -> list[str]:
-    """Return a queue's filters as "Label: value" lines."""
-    return [f"{FILTER_LABELS.get(key, key.replace('_', ' ').capitalize())}: {value}" for key, value in filters.items()]
 
 
 @login_required
