@@ -54,7 +54,7 @@ demo: migrate
 
 test: install-dev
 	$(BIN)/python -m pytest --cov --cov-report= $(PYTEST_ARGS)
-	$(BIN)/python -m coverage report --include=bot/grounding.py --fail-under=100 --show-missing
+	$(BIN)/python -m coverage report --include=bot/grounding.py,bot/numeric_tokens.py --fail-under=100 --show-missing
 
 # The date-dependent tests again on another date (core/clock.py's CLOCK_TODAY): a month end in another year, so a
 # test or a rule that reads "this month" from the wall clock fails the day it is written, not on the 1st of a month.
