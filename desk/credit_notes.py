@@ -23,9 +23,9 @@ from billing.records import parse_invoice, parse_payment
 from core import clock, params
 from desk import rules
 from desk.access import conversation_verdict, require_desk_worker
-from desk.credit_note_news import decision_notify
+from desk.credit_note_news import decision_notify, tell_customer_text
 from desk.models import Conversation, CreditNoteRequest, Event, Message
-from desk.services import DeskActionError, bot_reply_record
+from desk.services import DeskActionError, bot_reply_record, reply_window_open
 
 logger = logging.getLogger(__name__)
 
@@ -467,10 +467,14 @@ def credit_note_panel(*, conversation: Conversation, values: dict | None = None,
     if billing is None:
         billing = customer_invoices(customer_id=conversation.contact.customer_id)
     values = dict(values or {})
+    requests = list(conversation_credit_notes(conversation=conversation))
+    for request in requests:  # what the agent may tell the customer once a supervisor decided
+        request.tell = tell_customer_text(request, conversation.contact.language)
     if not values.get("currency") and billing.invoices:
         values["currency"] = (billing.invoices[0].get("total") or {}).get("currency", "")
     return {
-        "requests": list(conversation_credit_notes(conversation=conversation)),
+        "requests": requests,
+        "window_open": reply_window_open(conversation),
         "billing": billing,
         "values": values,
         "kept": bool(values.get("invoice")),  # input to show again even when billing is down

@@ -346,6 +346,10 @@ class ThreadEntry:
             "customer_unlinked": f"unlinked from billing customer {detail.get('customer_id', '?')}{by}",
             "number_changed": f"number changed from {detail.get('from') or '?'} to {detail.get('to') or '?'}",
             **_credit_note_labels(detail, by),
+            "satisfaction_asked": "satisfaction question sent to the customer (Good / Okay / Bad)",
+            "satisfaction_answered": "Customer rated the help: "
+                                     + {"good": "Good", "okay": "Okay", "bad": "Bad"}.get(str(detail.get("answer")),
+                                                                                       "?"),
         }
         return labels.get(event.kind, event.kind.replace("_", " "))
 
