@@ -117,6 +117,10 @@ class Tally:
         return f"{self.answers[answer] / self.answered:.0%} ({self.answers[answer]} of {self.answered})"
 
     @property
+    def rates(self) -> dict[str, str]:
+        return {answer: self.rate(answer) for answer in ANSWERS}
+
+    @property
     def response_rate(self) -> str:
         return f"{self.answered / self.asked:.0%} ({self.answered} of {self.asked})" if self.asked else "—"
 
