@@ -38,10 +38,12 @@ def desk_money(request: CreditNoteRequest) -> str:
 
 
 def decision_text(request: CreditNoteRequest, supervisor) -> str:
-    """Return the thread's and the notification's line: "Supervisor sol approved the credit note for USD 162.40"."""
+    """Return the notification's line: "Supervisor sol approved the credit note for USD 162.40 on invoice F-1" (the
+    bot's proposals: "the bot's credit note"), as the thread says it (desk.selectors)."""
     verb = "approved" if request.status != CreditNoteRequest.Status.REJECTED else "rejected"
-    return (f"Supervisor {supervisor.get_username()} {verb} the credit note for {desk_money(request)} on invoice "
-            f"{request.invoice_id}")
+    whose = "the bot's" if request.drafted_by_bot else "the"
+    return (f"Supervisor {supervisor.get_username()} {verb} {whose} credit note for {desk_money(request)} on "
+            f"invoice {request.invoice_id}")
 
 
 def tell_customer_text(request: CreditNoteRequest, language: str) -> str:
@@ -61,7 +63,6 @@ def decision_notify(request: CreditNoteRequest, supervisor) -> None:
         recipient = request.proposed_by
     else:
         recipient = conversation.assignee if conversation.held_by_human and conversation.assignee_id else None
-    whose = "the bot's " if request.drafted_by_bot else ""
-    text = decision_text(request, supervisor).replace("the credit note", f"{whose}credit note", 1)
+    text = decision_text(request, supervisor)
     url = reverse("desk:conversation", args=[conversation.pk]) + f"?tell={request.pk}#composer"
     notification_create(recipient=recipient, text=f"{text} — tell the customer", url=url, conversation=conversation)
