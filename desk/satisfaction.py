@@ -53,9 +53,14 @@ def satisfaction_ask(*, conversation: Conversation) -> Satisfaction | None:
         logger.info("No satisfaction question on conversation %s: %s", conversation.pk, decision.why)
         return None
     escalation = conversation.escalations.order_by("-created_at", "-pk").first()
-    satisfaction = Satisfaction.objects.create(
-        conversation=conversation, agent=conversation.assignee if conversation.held_by_human else None,
-        reason=escalation.reason if escalation else "")
+    # Rated: who holds it as it is resolved, else the last person who replied (it was handed back to the bot).
+    agent = conversation.assignee if conversation.held_by_human and conversation.assignee_id else None
+    if agent is None:
+        last_reply = (conversation.messages.filter(author=Message.Author.AGENT, agent__isnull=False)
+                      .select_related("agent").order_by("-created_at", "-pk").first())
+        agent = last_reply.agent if last_reply else None
+    satisfaction = Satisfaction.objects.create(conversation=conversation, agent=agent,
+                                               reason=escalation.reason if escalation else "")
     language = conversation.contact.language
     body = interactive(satisfaction.pk, language)
     question = Message.objects.create(

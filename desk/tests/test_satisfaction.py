@@ -182,3 +182,11 @@ def test_the_rules(facts, ask):
 
 def test_button_ids_read():
     assert read_button("csat:12:bad").answer == "bad" and read_button("csat:12:meh") is None
+
+
+def test_handed_back_to_the_bot_the_last_person_who_replied_is_rated(
+        deliver, queued, make_staff, graph, django_capture_on_commit_callbacks):
+    conversation, agent = human_handled(deliver, queued, make_staff)
+    services.conversation_hand_back(conversation_id=conversation.pk, agent=agent)
+    resolve(conversation, make_staff("sol", "supervisor"), django_capture_on_commit_callbacks)
+    assert Satisfaction.objects.get(conversation=conversation).agent == agent
