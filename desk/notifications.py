@@ -10,6 +10,7 @@ from __future__ import annotations
 from django.db import transaction
 from django.db.models import Q, QuerySet
 from django.shortcuts import get_object_or_404
+from django.utils.functional import SimpleLazyObject
 
 from core import clock
 from desk.access import may_work_desk
@@ -45,9 +46,13 @@ def notification_dismiss(*, user, notification_id: int) -> Notification:
 
 
 def header(request) -> dict:
-    """Template context: the open notifications of whoever works the desk (the header shows them)."""
+    """Template context: the open notifications of whoever works the desk (the header shows them).
+
+    Read lazily, on the first use: a partial that htmx polls (no header) costs no query.
+    """
     user = getattr(request, "user", None)
     if user is None or not user.is_authenticated or not may_work_desk(user):
         return {"desk_notifications": [], "desk_notifications_more": 0}
-    found = list(notifications_open(user=user)[:SHOWN + 1])
-    return {"desk_notifications": found[:SHOWN], "desk_notifications_more": max(0, len(found) - SHOWN)}
+    found = SimpleLazyObject(lambda: list(notifications_open(user=user)[:SHOWN + 1]))
+    return {"desk_notifications": SimpleLazyObject(lambda: found[:SHOWN]),
+            "desk_notifications_more": SimpleLazyObject(lambda: max(0, len(found) - SHOWN))}
