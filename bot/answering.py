@@ -17,6 +17,7 @@ from bot.escalation import Reason, ask_for_identity, decline_reply, offer_a_pers
 from bot.grounding import Evidence
 from bot.outcomes import Answered, Clarify, Declined, Escalated
 from bot.proposal import credit_proposal, proposal_sentence
+from bot.relevance import on_topic
 from bot.routing.decision import CLASSIFIER_SOURCES
 from bot.routing.scope import in_domain
 from bot.routing.text import read_as_meant
@@ -92,7 +93,11 @@ def answer(recorder, routing, query, *, context: TurnContext, writer, billing, c
         return Escalated(Reason.NO_CONTEXT, [f"No context: {result.context.reason}."])
     if context_chunks and profile is None and not facts:
         # Someone billing cannot identify, and the help center answers differently for home and business: ask.
-        decision = clarify.segment_decision(query, [hit.segment for hit in context_chunks], language=routing.language)
+        # Only passages on the question's subject count: a late-fee passage retrieved for "how much do I save on
+        # the annual plan?" says nothing of whose rule applies.
+        decision = clarify.segment_decision(
+            query, [hit.segment if on_topic(query, hit.text) else "" for hit in context_chunks],
+            language=routing.language)
         if decision.options and (chosen is None or not chosen.segment):
             return _ask(recorder, context, "segment", query, decision.options, routing.language)
     if context_chunks and (routing.route != Route.ACCOUNT or not key_figures and not facts):
