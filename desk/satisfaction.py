@@ -82,8 +82,8 @@ def satisfaction_answer_record(*, contact: Contact, message_id: int, reply_id: s
     button = read_button(reply_id)
     satisfaction = None
     if button is not None:
-        satisfaction = (Satisfaction.objects.select_for_update().filter(pk=button.satisfaction_id,
-                                                                         conversation__contact=contact).first())
+        satisfaction = (Satisfaction.objects.select_for_update(of=("self",))
+                        .filter(pk=button.satisfaction_id, conversation__contact=contact).first())
     if satisfaction is None:
         logger.warning("A satisfaction button reply %r from contact %s names no question of theirs", reply_id,
                        contact.pk)
