@@ -131,6 +131,7 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "core.roles.navigation",
+                "desk.notifications.header",
             ],
         },
     },
@@ -356,6 +357,10 @@ DESK_WAIT_AMBER_MINUTES = env_int("DESK_WAIT_AMBER_MINUTES", 5)
 DESK_WAIT_RED_MINUTES = env_int("DESK_WAIT_RED_MINUTES", 15)
 # A customer writing to a resolved conversation reopens it to the bot, or to the humans when this is on.
 DESK_REOPEN_TO_HUMAN = env_bool("DESK_REOPEN_TO_HUMAN", False)
+# After a person resolves a WhatsApp conversation the customer spoke in, one question with three reply buttons asks how
+# it went (desk/satisfaction.py); after a conversation only the bot handled, only when DESK_CSAT_AFTER_BOT is on.
+DESK_CSAT_ENABLED = env_bool("DESK_CSAT_ENABLED", True)
+DESK_CSAT_AFTER_BOT = env_bool("DESK_CSAT_AFTER_BOT", False)
 # The web chat at /chat/: on in the demo and the tests (debug), where anyone may talk to the bot; in production
 # off unless turned on, and then only for signed-in staff ("try the bot"), never anonymous visitors.
 WEBCHAT_ENABLED = env_bool("WEBCHAT_ENABLED", DEBUG)

@@ -40,6 +40,7 @@ from core.tasks import task_queue
 from desk.channel import InboundMessage
 from desk.complaints import followup_complaint_check, reaction_complaint_apply
 from desk.models import Channel, Contact, Conversation, Event, Message
+from desk.satisfaction import satisfaction_answer_record
 from desk.storable import text_capped
 from desk.whatsapp import StatusUpdate, WebhookBatch
 
@@ -173,6 +174,9 @@ def inbound_messages_store(*, contact: Contact, channel: str, messages: Sequence
                 message_id=stored.message_id)
         elif inbound.kind in ("edit", "revoke"):
             _change_apply(contact=contact, inbound=inbound)
+        elif inbound.kind == "satisfaction":
+            satisfaction_answer_record(contact=contact, message_id=stored.message_id,
+                                       reply_id=str(inbound.payload.get("reply_id") or ""))
         elif inbound.kind == "reaction":
             reaction_complaint_apply(contact=contact, inbound=inbound, message_id=stored.message_id)
         elif inbound.kind == "text" and inbound.text.strip():

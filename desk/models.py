@@ -273,12 +273,20 @@ class CreditNoteRequest(models.Model):
     # its total, what was paid, and the figures billing's computations find on it (a duplicate charge, the
     # change from the previous invoice) — the approver decides with them.
     context = models.JSONField(default=dict, db_default=Value({}, models.JSONField()), blank=True)
+    # Drafted by the bot from a verified finding (a charge billed twice), not by a person; the reply that told the
+    # customer is `reply` (its trace shows the evidence).
+    drafted_by_bot = models.BooleanField(default=False, db_default=False)
+    reply = models.ForeignKey(Message, null=True, blank=True, on_delete=models.SET_NULL, related_name="+",
+                              help_text="The bot's reply that told the customer the request was filed.")
 
     class Meta:
         permissions = [('approve_credit_notes', 'Approve credit notes')]
         ordering = ["proposed_at", "pk"]
         constraints = [
             models.CheckConstraint(condition=Q(amount__gt=0), name="desk_credit_note_amount_positive"),
+            # The same finding asked about again (or by two turns at once) is one proposal, whatever its fate.
+            models.UniqueConstraint(fields=["customer_id", "invoice_id", "amount"], condition=Q(drafted_by_bot=True),
+                                    name="desk_cn_bot_once_per_finding"),
         ]
         indexes = [models.Index(fields=["status", "proposed_at"], name="desk_cn_status_proposed")]
 
@@ -327,3 +335,53 @@ class ComplaintSignal(models.Model):
 
     def __str__(self):
         return f"{self.get_certainty_display()} on message {self.message_id} ({self.source})"
+
+
+class Notification(models.Model):
+    """A line in the desk's header for one person (`recipient`) or, with none, for everyone who works the desk."""
+
+    recipient = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE,
+                                  related_name="+", help_text="Empty: everyone who works the desk.")
+    text = models.CharField(max_length=300)
+    url = models.CharField(max_length=300, blank=True)
+    conversation = models.ForeignKey(Conversation, null=True, blank=True, on_delete=models.CASCADE,
+                                     related_name="notifications")
+    created_at = ClockDateTimeField(auto_now_add=True)
+    # One person dismissing a notification meant for everyone dismisses it for all: someone has seen to it.
+    dismissed_at = models.DateTimeField(null=True, blank=True)
+    dismissed_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                     related_name="+")
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+        indexes = [models.Index(fields=["recipient", "created_at"], condition=Q(dismissed_at__isnull=True),
+                                name="desk_notification_open")]
+
+    def __str__(self):
+        return self.text
+
+
+class Satisfaction(models.Model):
+    """The one satisfaction question a conversation's customer gets after a person resolved it, and their answer."""
+
+    class Answer(models.TextChoices):
+        GOOD = "good", "Good"
+        OKAY = "okay", "Okay"
+        BAD = "bad", "Bad"
+
+    conversation = models.OneToOneField(Conversation, on_delete=models.CASCADE, related_name="satisfaction")
+    question = models.ForeignKey(Message, null=True, on_delete=models.SET_NULL, related_name="+",
+                                 help_text="The interactive message that asked.")
+    agent = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                              related_name="+", help_text="Who handled the conversation (held it when resolved).")
+    reason = models.CharField(max_length=40, blank=True, help_text="The escalation's reason, if it was escalated.")
+    asked_at = ClockDateTimeField(auto_now_add=True)
+    answer = models.CharField(max_length=10, choices=Answer.choices, blank=True)
+    answered_at = models.DateTimeField(null=True, blank=True)
+    answer_message = models.ForeignKey(Message, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+
+    class Meta:
+        indexes = [models.Index(fields=["asked_at"], name="desk_satisfaction_asked")]
+
+    def __str__(self):
+        return f"satisfaction on conversation {self.conversation_id}: {self.answer or 'no answer'}"

@@ -346,6 +346,10 @@ class ThreadEntry:
             "customer_unlinked": f"unlinked from billing customer {detail.get('customer_id', '?')}{by}",
             "number_changed": f"number changed from {detail.get('from') or '?'} to {detail.get('to') or '?'}",
             **_credit_note_labels(detail, by),
+            "satisfaction_asked": "satisfaction question sent to the customer (Good / Okay / Bad)",
+            "satisfaction_answered": "Customer rated the help: "
+                                     + {"good": "Good", "okay": "Okay", "bad": "Bad"}.get(str(detail.get("answer")),
+                                                                                       "?"),
         }
         return labels.get(event.kind, event.kind.replace("_", " "))
 
@@ -354,10 +358,15 @@ def _credit_note_labels(detail: dict, by: str) -> dict[str, str]:
     """The thread's lines for a credit note's life: proposed, approved, rejected, sent, failed, retried."""
     what = (f"credit note of {detail.get('amount', '?')} {detail.get('currency', '')} on invoice "
             f"{detail.get('invoice_id', '?')}")
+    whose = "the bot's" if detail.get("by_bot") else "the"
+
+    def decided(verb: str) -> str:  # "Supervisor sol approved the credit note for USD 162.40 on invoice F-1"
+        return (f"Supervisor{by.removeprefix(' by')} {verb} {whose} credit note for {detail.get('currency', '')} "
+                f"{detail.get('amount', '?')} on invoice {detail.get('invoice_id', '?')}")
     return {
         "credit_note_proposed": f"{what} proposed{by}: {detail.get('reason', '')}",
-        "credit_note_approved": f"{what} approved{by}",
-        "credit_note_rejected": f"{what} rejected{by}: {detail.get('note', '')}",
+        "credit_note_approved": f"{decided('approved')}",
+        "credit_note_rejected": f"{decided('rejected')}: {detail.get('note', '')}",
         "credit_note_sent": f"{what} sent to billing, which filed it as {detail.get('billing_id') or '?'}",
         "credit_note_failed": f"{what}: billing did not take it ({detail.get('error') or 'no reason given'})",
         "credit_note_retried": f"{what} sent again{by}",

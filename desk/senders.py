@@ -43,6 +43,10 @@ class Sender(Protocol):
         """Send one text message to a WhatsApp user: by phone number (`to`), else by business-scoped id."""
         ...
 
+    def send_interactive(self, *, to: str = "", user_id: str = "", interactive: dict) -> SendResult:
+        """Send one interactive message (reply buttons: the Cloud API's `interactive` object) to a WhatsApp user."""
+        ...
+
 
 @dataclass
 class RecordingSender:
@@ -53,6 +57,12 @@ class RecordingSender:
     def send_text(self, *, to: str = "", user_id: str = "", text: str) -> SendResult:
         provider_message_id = f"rec-{uuid.uuid4()}"
         self.sent.append({"to": to, "user_id": user_id, "text": text,
+                          "provider_message_id": provider_message_id})
+        return SendResult(ok=True, provider_message_id=provider_message_id, status="sent", attempts=1)
+
+    def send_interactive(self, *, to: str = "", user_id: str = "", interactive: dict) -> SendResult:
+        provider_message_id = f"rec-{uuid.uuid4()}"
+        self.sent.append({"to": to, "user_id": user_id, "interactive": interactive,
                           "provider_message_id": provider_message_id})
         return SendResult(ok=True, provider_message_id=provider_message_id, status="sent", attempts=1)
 
@@ -86,6 +96,13 @@ class WhatsAppCloudSender:
         reached through `recipient` with their business-scoped user id (BSUID). Meta gives `to`
         precedence when both are set and recommends the number when there is one, so only one is sent.
         """
+        return self._send(to=to, user_id=user_id, kind="text", content={"preview_url": False, "body": text})
+
+    def send_interactive(self, *, to: str = "", user_id: str = "", interactive: dict) -> SendResult:
+        """Send an interactive message (reply buttons) with the same recipient rule and retry policy as a text."""
+        return self._send(to=to, user_id=user_id, kind="interactive", content=interactive)
+
+    def _send(self, *, to: str, user_id: str, kind: str, content: dict) -> SendResult:
         if not to and not user_id:
             return SendResult(ok=False, provider_message_id=None, status="failed", attempts=0,
                               error="no recipient: the contact has neither a WhatsApp number nor a user id")
@@ -93,8 +110,8 @@ class WhatsAppCloudSender:
             "messaging_product": "whatsapp",
             "recipient_type": "individual",
             **({"to": to} if to else {"recipient": user_id}),
-            "type": "text",
-            "text": {"preview_url": False, "body": text},
+            "type": kind,
+            kind: content,
         }
         attempt = 0
         while True:

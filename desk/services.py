@@ -20,6 +20,7 @@ from desk import rules
 from desk.access import conversation_verdict, require_desk_worker
 from desk.identify import customer_search
 from desk.models import Contact, Conversation, Escalation, Event, Message
+from desk.satisfaction import satisfaction_ask
 from desk.selectors import take_requests_pending
 from desk.senders import RecordingSender, get_sender
 
@@ -112,8 +113,13 @@ def outbound_deliver(*, message_id: int) -> Message | None:
         return message  # already sent (a redelivered task must not send twice)
     conversation = message.conversation
     sender = get_sender() if conversation.channel == "whatsapp" else RecordingSender()
-    result = sender.send_text(to=conversation.contact.wa_id, user_id=conversation.contact.user_id,
-                              text=message.text)
+    payload = message.payload if isinstance(message.payload, dict) else {}
+    if message.kind == "interactive" and isinstance(payload.get("interactive"), dict):
+        result = sender.send_interactive(to=conversation.contact.wa_id, user_id=conversation.contact.user_id,
+                                         interactive=payload["interactive"])
+    else:
+        result = sender.send_text(to=conversation.contact.wa_id, user_id=conversation.contact.user_id,
+                                  text=message.text)
     message.provider_message_id = result.provider_message_id or None
     message.status = Message.Status.SENT if result.ok else Message.Status.FAILED
     message.error = "" if result.ok else (result.error or "send failed")
@@ -323,6 +329,9 @@ def conversation_resolve(*, conversation_id: int, agent) -> Conversation:
     conversation.save(update_fields=["status", "updated_at"])
     _close_escalations(conversation, "resolved")
     _event(conversation, agent, "resolved")
+    asked = satisfaction_ask(conversation=conversation)  # once per conversation, when a person handled it
+    if asked is not None:
+        _deliver_on_commit(asked.question)
     return conversation
 
 

@@ -1,7 +1,7 @@
 from django.urls import path
 
 from desk import webhooks
-from desk.views import chat, conversation, credit_notes, inbox, search
+from desk.views import chat, conversation, credit_notes, inbox, notifications, search
 
 app_name = "desk"
 urlpatterns = [
@@ -40,5 +40,7 @@ urlpatterns = [
          name="credit_note_approve"),
     path("desk/credit-notes/<int:request_id>/reject/", credit_notes.credit_note_reject,
          name="credit_note_reject"),
+    path("desk/notifications/<int:notification_id>/dismiss/", notifications.notification_dismiss,
+         name="notification_dismiss"),
     path("desk/credit-notes/<int:request_id>/retry/", credit_notes.credit_note_retry, name="credit_note_retry"),
 ]

@@ -533,8 +533,8 @@ def test_the_proposer_sees_the_decision_in_the_thread_and_in_my_proposals(people
     cn.credit_note_reject(request=rejected, supervisor=people["tom"], note="Not covered by the policy")
     ana = browser_for(people["ana"])
     thread = ana.get(reverse("desk:conversation", args=[conversation.pk])).content.decode()
-    assert f"credit note of 5.00 USD on invoice {INVOICE} approved by sol" in thread
-    assert f"credit note of 2.00 USD on invoice {INVOICE} rejected by tom: Not covered by the policy" in thread
+    assert f"Supervisor sol approved the credit note for USD 5.00 on invoice {INVOICE}" in thread
+    assert f"Supervisor tom rejected the credit note for USD 2.00 on invoice {INVOICE}: Not covered by the policy" in thread
     assert f"credit note of 5.00 USD on invoice {INVOICE} sent to billing, which filed it as" in thread
     mine = ana.get(reverse("desk:credit_notes")).content.decode()
     assert "Waiting for approval" not in mine  # an agent sees only their own proposals

@@ -117,9 +117,14 @@ def _with_next(request, context: dict) -> dict:
 
 
 def _prefill(request, context) -> str:
-    """Text for the composer when JavaScript is off: ?draft=1 (the bot's draft) or ?canned=<id>."""
+    """Text for the composer: ?draft=1 (the bot's draft), ?tell=<credit note> (the decision, for the customer) or
+    ?canned=<id>."""
     if request.GET.get("draft") and context["draft"]:
         return context["draft"]
+    tell = params.integer(request.GET.get("tell"), label="The credit note").value
+    decided = next((r for r in context["credit"]["requests"] if r.pk == tell and r.tell), None) if tell else None
+    if decided is not None:
+        return decided.tell
     canned = params.integer(request.GET.get("canned"), label="The canned reply").value
     reply = next((c for c in context["canned"] if c.pk == canned), None)
     return reply.text if reply else ""

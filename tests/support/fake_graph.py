@@ -109,6 +109,8 @@ class FakeGraph:
             return Reply(400, graph_error(100, "(#100) The parameter to is required."))
         if body.get("type", "text") == "text" and not (body.get("text") or {}).get("body"):
             return Reply(400, graph_error(100, "(#100) The parameter text['body'] is required."))
+        if body.get("type") == "interactive":
+            return _interactive_refusal(body.get("interactive"))
         return None
 
     def _handler(self):
@@ -154,6 +156,45 @@ class FakeGraph:
                 self._send(reply)
 
         return Handler
+
+
+def _interactive_refusal(interactive) -> Reply | None:
+    """Return Meta's refusal of a reply-buttons message the real API would refuse (its documented limits)."""
+    def bad(message: str) -> Reply:
+        return Reply(400, graph_error(131009, f"(#131009) Parameter value is not valid: {message}"))
+
+    if not isinstance(interactive, dict) or interactive.get("type") != "button":
+        return bad("interactive.type must be button")
+    text = (interactive.get("body") or {}).get("text")
+    if not isinstance(text, str) or not 0 < len(text) <= 1024:
+        return bad("interactive.body.text is required, at most 1024 characters")
+    buttons = (interactive.get("action") or {}).get("buttons")
+    if not isinstance(buttons, list) or not 1 <= len(buttons) <= 3:
+        return bad("interactive.action.buttons must hold 1 to 3 buttons")
+    ids, titles = set(), set()
+    for button in buttons:
+        reply = button.get("reply") if isinstance(button, dict) and button.get("type") == "reply" else None
+        if not isinstance(reply, dict):
+            return bad("each button is {type: reply, reply: {id, title}}")
+        button_id, title = reply.get("id"), reply.get("title")
+        if not isinstance(button_id, str) or not 0 < len(button_id) <= 256 or button_id in ids:
+            return bad("a button id is required, unique, at most 256 characters")
+        if not isinstance(title, str) or not 0 < len(title) <= 20 or title in titles:
+            return bad("a button title is required, unique, at most 20 characters")
+        ids.add(button_id)
+        titles.add(title)
+    return None
+
+
+def button_reply(reply_id: str, title: str, *, wa_id: str = "584121234567", wamid: str | None = None,
+                 timestamp: int = 1739321024, context_id: str = "") -> dict:
+    """Return an inbound interactive button_reply message, as the Cloud API posts a tap on a reply button."""
+    message = {"from": wa_id, "id": wamid or FakeGraph.new_wamid(), "timestamp": str(timestamp),
+               "type": "interactive",
+               "interactive": {"type": "button_reply", "button_reply": {"id": reply_id, "title": title}}}
+    if context_id:
+        message["context"] = {"from": BUSINESS_DISPLAY_NUMBER, "id": context_id}
+    return message
 
 
 # Meta's other side: webhook bodies exactly as the Cloud API posts them -------------------------

@@ -16,6 +16,7 @@ from django.db import transaction
 from django.urls import reverse
 from django.utils import timezone
 
+from desk.satisfaction import satisfaction_summary
 from traces import dashboard, display, review_stats
 from traces.dial_charts import DayValue, rate_chart, stacked_chart
 from traces.fingerprint import differences
@@ -129,6 +130,28 @@ def dial_section(request: DashboardRequest, totals: list[dashboard.DayTotals], *
     }
     rows = [("dial", d.day.isoformat(), measure, getattr(d, measure)) for d in totals for measure in dashboard.MEASURES]
     return Section(context, rows)
+
+
+def satisfaction_section(query: dashboard.DashboardQuery, *, day_names: list[str]) -> Section:
+    """The customers' answers to the satisfaction question, per agent, per escalation reason and per day (the desk's
+    table: a few rows a day, read directly)."""
+    summary = satisfaction_summary(start=query.start(), end=query.end(), channel=query.channel,
+                                   language=query.language, agent_id=query.agent_id)
+    by_day = {tally.key: tally for tally in summary.per_day}
+
+    def series(answer: str) -> list[DayValue]:
+        return [DayValue(day, by_day[day].answers[answer], by_day[day].answered) if day in by_day
+                else DayValue(day, 0, 0) for day in day_names]
+
+    chart = rate_chart(day_names, [("Good", series("good")), ("Bad", series("bad"))])
+    rows = [("satisfaction", f"{group}:{tally.key}", measure, value)
+            for group, tallies in (("all", [summary.total]), ("agent", summary.per_agent),
+                                   ("reason", summary.per_reason), ("day", summary.per_day))
+            for tally in tallies
+            for measure, value in (("asked", tally.asked), *tally.answers.items())]
+    groups = [("Per agent", summary.per_agent, "Agent"), ("Per escalation reason", summary.per_reason, "Reason"),
+              ("Over time", summary.per_day, "Day")]
+    return Section({"satisfaction": summary, "satisfaction_chart": chart, "satisfaction_groups": groups}, rows)
 
 
 def reasons_section(source: dashboard.Source, *, day_names: list[str], trace_link: TraceLinks) -> Section:
@@ -304,12 +327,13 @@ def dashboard_build(request: DashboardRequest, *, scope: str, now: dt.datetime) 
     merged = dashboard.histograms(source)
     totals = counted.days
     sections = [operations_section(merged, now=now)]
+    day_names = [d.isoformat() for d in query.days]
     if scope == "own":
-        sections.append(own_handling_section(totals))
+        sections += [own_handling_section(totals), satisfaction_section(query, day_names=day_names)]
     else:
         trace_link = TraceLinks(request)
-        day_names = [d.isoformat() for d in query.days]
         sections += [dial_section(request, totals, day_names=day_names, trace_link=trace_link),
+                     satisfaction_section(query, day_names=day_names),
                      reasons_section(source, day_names=day_names, trace_link=trace_link),
                      shares_section(query, totals, trace_link=trace_link),
                      routes_section(counted.routes),
