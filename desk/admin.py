@@ -5,6 +5,7 @@ from django.core.exceptions import PermissionDenied
 
 from desk import services
 from desk.models import (
+    Attachment,
     CannedReply,
     ComplaintSignal,
     Contact,
@@ -13,7 +14,9 @@ from desk.models import (
     Escalation,
     Event,
     Message,
+    MessageTemplate,
 )
+from desk.template_forms import MessageTemplateForm
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
@@ -128,3 +131,19 @@ class ComplaintSignalAdmin(ReadOnlyAdmin):
     list_display = ["pk", "certainty", "source", "message", "marked_by", "detail", "at"]
     list_filter = ["certainty", "source"]
     list_select_related = ["message", "marked_by"]
+
+
+@admin.register(MessageTemplate)
+class MessageTemplateAdmin(admin.ModelAdmin):
+    """WhatsApp templates as Meta approved them; the desk offers the approved ones after the 24-hour window."""
+
+    form = MessageTemplateForm
+    list_display = ("name", "language", "category", "status", "updated_at")
+    list_filter = ("status", "category", "language")
+    search_fields = ("name", "body")
+
+
+@admin.register(Attachment)
+class AttachmentAdmin(ReadOnlyAdmin):
+    list_display = ("message", "state", "content_type", "size", "created_at")
+    list_filter = ("state", "content_type")

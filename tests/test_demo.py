@@ -170,7 +170,8 @@ def test_the_dashboard_demo_asks_varied_questions_on_every_route_with_the_outcom
     assert set(by_route) == {"document", "account", "human", "unsupported", "smalltalk", "media"}
     assert len({query for rows in by_route.values() for _, _, query in rows}) > 300
     assert {(o, r) for o, r, _ in by_route["human"]} == {("escalated", "USER_REQUEST")}
-    assert {(o, r) for o, r, _ in by_route["unsupported"] + by_route["media"]} == {("escalated", "CAPABILITY_MISSING")}
+    assert {(o, r) for o, r, _ in by_route["unsupported"]} == {("escalated", "CAPABILITY_MISSING")}
+    assert {(o, r) for o, r, _ in by_route["media"]} == {("escalated", "MEDIA")}
     assert {o for o, _, _ in by_route["smalltalk"]} == {"answered", "silenced"}
     for route in ("document", "account"):
         answered = sum(o == "answered" for o, _, _ in by_route[route]) / len(by_route[route])

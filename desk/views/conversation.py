@@ -15,16 +15,19 @@ from django.views.decorators.http import require_GET, require_POST
 
 from core import params
 from desk import complaints, rules, services
-from desk.access import access_conversation, conversation_verdict, may_work_desk
+from desk.access import access_conversation, conversation_verdict, may_supervise_desk, may_work_desk
+from desk.composer import TemplateComposer, template_composer
 from desk.credit_notes import credit_note_panel
 from desk.forms import AssignForm, MarkWrongForm, NoteForm, ReplyForm
 from desk.identify import CustomerSearch, customer_search
+from desk.media_types import size_label
 from desk.models import CannedReply, Conversation, Message
 from desk.reasons import reason_label
 from desk.selectors import (
     account_summary,
     conversation_escalation,
     conversation_thread,
+    escalation_attachments,
     next_waiting_escalation,
     take_requests_pending,
     thread_version,
@@ -85,8 +88,21 @@ def _work_context(request, conversation: Conversation, *, error: str = "", compo
             take_requests=(take_requests_pending(conversation=conversation)
                            if (holding or may["reassign"].allowed) and not context["resolved"] else []),
             reopen_outcome=_reopen_outcome(conversation) if context["resolved"] else "",
+            may_supervise=may_supervise_desk(user),
+            media_max=size_label(settings.DESK_MEDIA_MAX_BYTES),
         )
+        if may["reply"].allowed and not window_open and not context["resolved"]:
+            context["composer"] = _template_composer(request, conversation)
     return context
+
+
+def _template_composer(request, conversation: Conversation) -> TemplateComposer:
+    """The template composer after the window closed: ?template= picks one; ?typed=1&v1=… keeps typed values."""
+    chosen = params.integer(request.GET.get("template"), label="The template").value
+    values = None
+    if request.GET.get("typed"):
+        values = {n: request.GET[f"v{n}"][:1025] for n in range(1, 21) if f"v{n}" in request.GET}
+    return template_composer(conversation=conversation, template_id=chosen, values=values)
 
 
 def page_context(request, conversation: Conversation, **work) -> dict:
@@ -94,6 +110,7 @@ def page_context(request, conversation: Conversation, **work) -> dict:
     escalation = conversation_escalation(conversation=conversation)
     context.update(
         escalation=escalation,
+        escalation_files=escalation_attachments(conversation=conversation) if escalation else [],
         draft=escalation.suggested_reply if escalation and escalation.status != "resolved" else "",
     )
     if context["can_act"]:
