@@ -80,5 +80,5 @@ class MessageTemplateForm(forms.ModelForm):
 
 # Declared on the class (not in __init__), so the admin, which lists a form's declared fields, shows them too.
 for _slot in range(1, VARIABLE_SLOTS + 1):
-    MessageTemplateForm.base_fields[f"source_{_slot}"] = forms.ChoiceField(
-        required=False, choices=MessageTemplate.Source.choices, label=f"{{{{{_slot}}}}} is filled with")
+    MessageTemplateForm.base_fields[f"source_{_slot}"] = MessageTemplateForm.declared_fields[f"source_{_slot}"] = \
+        forms.ChoiceField(required=False, choices=MessageTemplate.Source.choices, label=f"{{{{{_slot}}}}} is filled with")

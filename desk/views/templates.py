@@ -38,15 +38,11 @@ def template_edit(request, template_id: int | None = None):
     template = get_object_or_404(MessageTemplate, pk=template_id) if template_id else None
     form = MessageTemplateForm(request.POST or None, instance=template)
     if request.method == "POST":
-        duplicate = (MessageTemplate.objects.filter(name=request.POST.get("name", "").strip(),
-                                                    language=request.POST.get("language", "").strip())
-                     .exclude(pk=template.pk if template else None))
-        if form.is_valid() and not duplicate.exists():
+        # The form also checks the unique name and language ("… already exists").
+        if form.is_valid():
             saved = form.save()
             messages.success(request, f"Saved “{saved.name}” ({saved.language}), {saved.get_status_display().lower()}.")
             return redirect(reverse("desk:templates"))
-        if form.is_valid():
-            form.add_error("name", "A template with this name and language exists already.")
         status = 400
     else:
         status = 200
