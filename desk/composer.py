@@ -8,7 +8,15 @@ from dataclasses import dataclass, field
 
 from desk.models import Conversation, CreditNoteRequest, MessageTemplate
 from desk.selectors import account_summary
-from desk.template_text import language_matches, parameter_problem, template_render, template_variables
+from desk.template_text import (
+    PARAMETER_MAX,
+    language_matches,
+    parameter_problem,
+    template_render,
+    template_variables,
+)
+
+MAX_VARIABLES = 20
 
 
 @dataclass(frozen=True)
@@ -30,6 +38,16 @@ class TemplateComposer:
     def ready(self) -> bool:
         """Whether every variable has a value WhatsApp accepts."""
         return self.template is not None and not any(i.problem for i in self.inputs)
+
+
+def typed_values(query: Mapping[str, str]) -> dict[int, str]:
+    """Return the variable values a form sent (v1, v2…) as typed, without NUL; bounded in number and length."""
+    values = {}
+    for number in range(1, MAX_VARIABLES + 1):
+        raw = query.get(f"v{number}")
+        if raw is not None:
+            values[number] = str(raw).replace("\x00", "")[:PARAMETER_MAX + 1]
+    return values
 
 
 def templates_offered(*, conversation: Conversation) -> list[MessageTemplate]:

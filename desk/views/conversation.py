@@ -16,7 +16,7 @@ from django.views.decorators.http import require_GET, require_POST
 from core import params
 from desk import complaints, rules, services
 from desk.access import access_conversation, conversation_verdict, may_supervise_desk, may_work_desk
-from desk.composer import TemplateComposer, template_composer
+from desk.composer import TemplateComposer, template_composer, typed_values
 from desk.credit_notes import credit_note_panel
 from desk.forms import AssignForm, MarkWrongForm, NoteForm, ReplyForm
 from desk.identify import CustomerSearch, customer_search
@@ -99,9 +99,7 @@ def _work_context(request, conversation: Conversation, *, error: str = "", compo
 def _template_composer(request, conversation: Conversation) -> TemplateComposer:
     """The template composer after the window closed: ?template= picks one; ?typed=1&v1=… keeps typed values."""
     chosen = params.integer(request.GET.get("template"), label="The template").value
-    values = None
-    if request.GET.get("typed"):
-        values = {n: request.GET[f"v{n}"][:1025] for n in range(1, 21) if f"v{n}" in request.GET}
+    values = typed_values(request.GET) if request.GET.get("typed") else None
     return template_composer(conversation=conversation, template_id=chosen, values=values)
 
 

@@ -12,24 +12,10 @@ from django.views.decorators.http import require_GET, require_POST
 from core import params
 from desk import media, services
 from desk.access import access_conversation
-from desk.composer import template_composer
+from desk.composer import template_composer, typed_values
 from desk.media_types import size_label
 from desk.models import Attachment
-from desk.template_text import PARAMETER_MAX
 from desk.views.conversation import _after_action, _run
-
-MAX_VARIABLES = 20
-
-
-def _typed_values(query) -> dict[int, str]:
-    """Return the variable values in the request (v1, v2…), as typed; bounded in number and length."""
-    values = {}
-    for number in range(1, MAX_VARIABLES + 1):
-        raw = query.get(f"v{number}")
-        if raw is not None:
-            values[number] = raw.replace("\x00", "")[:PARAMETER_MAX + 1]
-    return values
-
 
 @login_required
 @require_GET
@@ -38,11 +24,11 @@ def template_composer_part(request, conversation_id):
     conversation = access_conversation(request.user, conversation_id, write=True)
     chosen = params.integer(request.GET.get("template"), label="The template").value
     # A new choice of template starts from its pre-filled values; typing keeps what was typed.
-    values = _typed_values(request.GET) if request.GET.get("typed") else None
+    values = typed_values(request.GET) if request.GET.get("typed") else None
     composer = template_composer(conversation=conversation, template_id=chosen, values=values)
     return render(request, "desk/conversation.html#template_composer",
                   {"conversation": conversation, "contact": conversation.contact, "composer": composer,
-                   "form_key": request.GET.get("form_key", "")[:64]})
+                   "form_key": request.GET.get("form_key", "").replace("\x00", "")[:64]})
 
 
 @login_required
@@ -50,12 +36,15 @@ def template_composer_part(request, conversation_id):
 def template_send(request, conversation_id):
     """Send the chosen approved template with the values typed for its variables."""
     access_conversation(request.user, conversation_id, write=True)
-    template_id = params.integer(request.POST.get("template"), label="The template").value
-    values = _typed_values(request.POST)
+    template_id = params.integer(request.POST.get("template"), label="The template")
+    form_key = params.text(request.POST.get("form_key"), label="The form", max_length=64)
+    if template_id.error or form_key.error:
+        return _after_action(request, conversation_id, error=template_id.error or form_key.error, status=400)
+    values = typed_values(request.POST)
     ordered = [values[n] for n in sorted(values)]
     return _run(request, conversation_id, lambda: services.agent_template_send(
-        conversation_id=conversation_id, agent=request.user, template_id=template_id or 0, values=ordered,
-        form_key=request.POST.get("form_key", "")[:64]), done="Template queued for WhatsApp.")
+        conversation_id=conversation_id, agent=request.user, template_id=template_id.value or 0, values=ordered,
+        form_key=form_key.value or ""), done="Template queued for WhatsApp.")
 
 
 @login_required
@@ -65,10 +54,11 @@ def attach(request, conversation_id):
     access_conversation(request.user, conversation_id, write=True)
     upload = request.FILES.get("file")
     caption = params.text(request.POST.get("caption"), label="The caption", max_length=1024)
+    form_key = params.text(request.POST.get("form_key"), label="The form", max_length=64)
     if upload is None:
         return _after_action(request, conversation_id, error="Choose an image or a PDF to attach.", status=400)
-    if caption.error:
-        return _after_action(request, conversation_id, error=caption.error, status=400)
+    if caption.error or form_key.error:
+        return _after_action(request, conversation_id, error=caption.error or form_key.error, status=400)
     limit = settings.DESK_MEDIA_MAX_BYTES
     if upload.size is not None and upload.size > limit:  # refused before its bytes are read into memory
         return _after_action(request, conversation_id, status=400, error=(
@@ -79,7 +69,7 @@ def attach(request, conversation_id):
         return _after_action(request, conversation_id, error=str(exc), status=400)
     return _run(request, conversation_id, lambda: services.agent_file_send(
         conversation_id=conversation_id, agent=request.user, upload=checked, caption=caption.value or "",
-        form_key=request.POST.get("form_key", "")[:64]), done=f"{checked.filename} queued for WhatsApp.")
+        form_key=form_key.value or ""), done=f"{checked.filename} queued for WhatsApp.")
 
 
 def _attachment_for(request, attachment_id: int) -> Attachment:
