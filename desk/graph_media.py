@@ -18,10 +18,6 @@ from desk.media_types import size_label
 class MediaUnavailable(Exception):
     """The file could not be fetched; the message says why, in words an agent reads."""
 
-    def __init__(self, sentence: str, *, retryable: bool = True):
-        super().__init__(sentence)
-        self.retryable = retryable
-
 
 @dataclass(frozen=True)
 class MediaFile:
@@ -40,7 +36,7 @@ def media_download(*, base_url: str, access_token: str, media_id: str, max_bytes
         meta = _media_url(client, f"{base_url.rstrip('/')}/{media_id}", headers=headers, timeout_s=timeout_s)
         declared_size = meta.get("file_size") if isinstance(meta.get("file_size"), int) else None
         if declared_size is not None and declared_size > max_bytes:
-            raise MediaUnavailable(_too_large(declared_size, max_bytes), retryable=False)
+            raise MediaUnavailable(_too_large(declared_size, max_bytes))
         content = _bytes(client, str(meta["url"]), headers=headers, max_bytes=max_bytes, timeout_s=timeout_s)
         return MediaFile(content=content, declared_type=str(meta.get("mime_type") or ""),
                          declared_size=declared_size)
@@ -60,7 +56,7 @@ def _media_url(client: httpx.Client, url: str, *, headers: dict, timeout_s: floa
     if response.status_code == 404 or _graph_code(response) == 100:
         raise MediaUnavailable("WhatsApp no longer has this file (media id not found, HTTP "
                                f"{response.status_code}): media expires about 30 days after it was sent; ask the "
-                               "customer to send it again.", retryable=False)
+                               "customer to send it again.")
     if response.status_code in (401, 403):
         raise MediaUnavailable(f"WhatsApp refused the access token (HTTP {response.status_code}): check "
                                "WHATSAPP_ACCESS_TOKEN.")
@@ -86,11 +82,11 @@ def _bytes(client: httpx.Client, url: str, *, headers: dict, max_bytes: int, tim
                 raise MediaUnavailable(f"Downloading the file answered HTTP {response.status_code}.")
             length = response.headers.get("Content-Length", "")
             if length.isdigit() and int(length) > max_bytes:
-                raise MediaUnavailable(_too_large(int(length), max_bytes), retryable=False)
+                raise MediaUnavailable(_too_large(int(length), max_bytes))
             for chunk in response.iter_bytes():
                 size += len(chunk)
                 if size > max_bytes:
-                    raise MediaUnavailable(_too_large(size, max_bytes, at_least=True), retryable=False)
+                    raise MediaUnavailable(_too_large(size, max_bytes, at_least=True))
                 chunks.append(chunk)
     except httpx.TimeoutException:
         raise MediaUnavailable(f"Downloading the file timed out after {timeout_s:g} s; try again.") from None

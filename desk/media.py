@@ -95,8 +95,7 @@ def _fetch_and_store(attachment: Attachment) -> None:
         raise MediaUnavailable("WhatsApp is not connected here (WHATSAPP_ACCESS_TOKEN and WHATSAPP_PHONE_NUMBER_ID "
                                "are not set), so the file cannot be fetched.")
     if not attachment.media_id:
-        raise MediaUnavailable("WhatsApp sent no media id with this message, so there is no file to fetch.",
-                               retryable=False)
+        raise MediaUnavailable("WhatsApp sent no media id with this message, so there is no file to fetch.")
     media = media_download(base_url=settings.WHATSAPP_API_BASE_URL, access_token=token,
                            media_id=attachment.media_id, max_bytes=settings.DESK_MEDIA_MAX_BYTES,
                            timeout_s=settings.DESK_MEDIA_TIMEOUT_S)
@@ -115,7 +114,7 @@ def _checked_type(content: bytes, *, declared: str) -> FileType:
     if file_type is None:
         said = f" (it declared itself {declared})" if declared else ""
         raise MediaUnavailable(f"The file's bytes are {refused_as(head)}{said}, not a type the desk keeps "
-                               f"({allowed_labels()}); it was not stored.", retryable=False)
+                               f"({allowed_labels()}); it was not stored.")
     return file_type
 
 

@@ -19,6 +19,7 @@ from core import clock
 from core.fulltext import Matches, bilingual_query, newest_first
 from core.keyset import cursor_decode, cursor_encode, keyset_after, keyset_page
 from desk.disagreement import RULE_LABELS
+from desk.graph_errors import failure_explained
 from desk.models import Attachment, ComplaintSignal, Contact, Conversation, Escalation, Event, Message
 from desk.reasons import reason_label
 from desk.storable import TEXT_MAX
@@ -340,8 +341,7 @@ class ThreadEntry:
             "verified_wrong": f"bot answer marked verified wrong{by}: {detail.get('reason', '')}",
             "complaint_marked": f"customer complaint about a bot answer marked{by}",
             "complaint_unmarked": f"customer complaint mark taken back{by}",
-            "send_failed": "sending failed: " + str(detail.get("error") or detail.get("title")
-                                                    or detail.get("code") or "no reason given"),
+            "send_failed": _send_failed_label(detail),
             "customer_linked": f"linked to billing customer {detail.get('customer_id', '?')}"
                                + (f" ({detail['name']})" if detail.get("name") else "") + by
                                + (f", instead of {detail['previous']}" if detail.get("previous") else ""),
@@ -350,6 +350,14 @@ class ThreadEntry:
             **_credit_note_labels(detail, by),
         }
         return labels.get(event.kind, event.kind.replace("_", " "))
+
+
+def _send_failed_label(detail: dict) -> str:
+    """The thread's line for a failed send: Meta's words, then what to do when the code is a known one."""
+    said = str(detail.get("error") or detail.get("title") or detail.get("code") or "no reason given")
+    code = detail.get("code") if isinstance(detail.get("code"), int) else None
+    sentence = failure_explained(said, code).sentence
+    return f"sending failed: {said}" + (f" — {sentence}" if sentence else "")
 
 
 def _credit_note_labels(detail: dict, by: str) -> dict[str, str]:

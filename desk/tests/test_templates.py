@@ -268,6 +268,9 @@ def test_each_outgoing_message_shows_its_status_and_a_failure_says_what_to_do(de
     for message, status in zip(sent, ("delivered", "read", "failed"), strict=True):
         block = page.split(f'id="message-{message.pk}"', 1)[1].split('class="msg ', 1)[0]
         assert f'class="delivery {status}"' in block
-    failed = page.split(f'id="message-{sent[2].pk}"', 1)[1].split('class="msg ', 1)[0]
-    assert "More than 24 hours since the customer last wrote — send a template." in failed
-    assert "code 131047" in failed
+    failed = page.split(f'id="message-{sent[2].pk}"', 1)[1].split('class="bad small send-failure"', 1)[1]
+    failure = failed.split("</div>", 1)[0]
+    assert "More than 24 hours since the customer last wrote — send a template." in failure
+    assert "code 131047" in failure and "Re-engagement message" in failure
+    event = page.split('class="event event-send_failed"', 1)[1].split("</div>", 1)[0]
+    assert "sending failed: Re-engagement message" in event and "— More than 24 hours since" in event

@@ -58,8 +58,9 @@ def _reopen_outcome(conversation: Conversation) -> str:
             "and the bot stays silent. It does not come back into the escalation queue.")
 
 
-def _work_context(request, conversation: Conversation, *, error: str = "", composer_text: str = "") -> dict:
-    """Return what the thread and the action forms need (no billing call, no trace)."""
+def _work_context(request, conversation: Conversation, *, error: str = "", composer_text: str = "",
+                  with_composer: bool = True) -> dict:
+    """Return what the thread and the action forms need (no trace; billing only for a template's amount)."""
     user = request.user
     can_act = may_work_desk(user)
     holding = conversation.held_by_human and conversation.assignee_id == user.pk
@@ -91,7 +92,7 @@ def _work_context(request, conversation: Conversation, *, error: str = "", compo
             may_supervise=may_supervise_desk(user),
             media_max=size_label(settings.DESK_MEDIA_MAX_BYTES),
         )
-        if may["reply"].allowed and not window_open and not context["resolved"]:
+        if with_composer and may["reply"].allowed and not window_open and not context["resolved"]:
             context["composer"] = _template_composer(request, conversation)
     return context
 
@@ -153,7 +154,7 @@ def conversation_detail(request, conversation_id):
 def conversation_thread_part(request, conversation_id):
     """Return the thread partial for polling; 204 when nothing changed since the version the page holds."""
     conversation = access_conversation(request.user, conversation_id)
-    context = _work_context(request, conversation)
+    context = _work_context(request, conversation, with_composer=False)  # the thread alone, every 5 s
     if request.GET.get("v") and request.GET["v"] == context["thread_version"]:
         return HttpResponse(status=204)
     return render(request, "desk/conversation.html#thread", context)
