@@ -11,6 +11,7 @@ from django.views.decorators.http import require_GET
 
 from core import clock
 from desk.access import may_work_desk
+from desk.channel import MEDIA_KINDS
 from desk.forms import QueueFilterForm
 from desk.selectors import (
     VIEWS,
@@ -56,7 +57,9 @@ def queue(request):
         query["after"] = QueueCursor.of(page[-1], filters.order_field).encode()
         older = query.urlencode()
     amber, red = wait_thresholds()
-    files = attachments_of(message_ids=[e.last_customer_message_id for e in page])
+    # One query for the page's files, and none when no row's last message is a photo, voice note or file.
+    files = attachments_of(message_ids=[e.last_customer_message_id for e in page
+                                        if e.last_customer_kind in MEDIA_KINDS])
     rows = []
     for escalation in page:
         waited = (escalation.resolved_at or now) - escalation.created_at
