@@ -200,6 +200,17 @@ def test_a_template_send_whatsapp_would_refuse_sends_nothing_and_says_why(agent_
     assert not Message.objects.filter(author="agent").exists() and graph.requests == []
 
 
+def test_a_refused_template_send_keeps_what_the_agent_typed(agent_client, graph):
+    client, agent = agent_client
+    chosen = template()
+    conversation = closed_window(agent)
+    response = client.post(f"/desk/conversations/{conversation.pk}/template/send/", {
+        "template": chosen.pk, "typed": "1", "v1": "Don Pedro", "v2": ""})
+    page = response.content.decode()
+    assert response.status_code == 409 and "Fill in {{2}}" in page
+    assert 'name="v1" id="v1" value="Don Pedro"' in page and 'name="v2" id="v2" value=""' in page
+
+
 def test_inside_the_window_free_text_stays_and_no_template_is_offered(agent_client):
     client, agent = agent_client
     template()

@@ -98,9 +98,11 @@ def _work_context(request, conversation: Conversation, *, error: str = "", compo
 
 
 def _template_composer(request, conversation: Conversation) -> TemplateComposer:
-    """The template composer after the window closed: ?template= picks one; ?typed=1&v1=… keeps typed values."""
-    chosen = params.integer(request.GET.get("template"), label="The template").value
-    values = typed_values(request.GET) if request.GET.get("typed") else None
+    """The template composer after the window closed: ?template= picks one; ?typed=1&v1=… keeps typed values
+    (and a refused send keeps what the agent typed)."""
+    source = request.POST if request.method == "POST" else request.GET
+    chosen = params.integer(source.get("template"), label="The template").value
+    values = typed_values(source) if source.get("typed") else None
     return template_composer(conversation=conversation, template_id=chosen, values=values)
 
 
