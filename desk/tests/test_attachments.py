@@ -261,3 +261,25 @@ def test_a_thumbnail_of_an_unreadable_image_is_skipped_not_fatal():
     assert media.image_thumbnail(image_bytes("PNG", size=(10, 10))) is not None
     with Image.open(io.BytesIO(media.image_thumbnail(image_bytes("WEBP", size=(640, 200))))) as thumb:
         assert thumb.size == (320, 100)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_downloads_of_one_file_at_once_fetch_it_once(graph):
+    from tests.support.factories import in_thread
+
+    conversation = conversation_start(channel=Channel.WHATSAPP, wa_id=CUSTOMER)
+    message = Message.objects.create(conversation=conversation, direction="in", author="customer", kind="image",
+                                     provider_message_id="wamid.TWICE")
+    attachment = Attachment.objects.create(message=message, media_id="1234", declared_type="image/jpeg")
+    graph.media["1234"] = (image_bytes(), "image/jpeg")
+    graph.media_delay_s = 0.5  # the first download is still running when the second starts
+    errors: list = []
+    threads = [in_thread(lambda: media.media_fetch(attachment_id=attachment.pk), errors) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    attachment.refresh_from_db()
+    assert attachment.state == "stored" and attachment.attempts == 1
+    assert [r["path"] for r in graph.requests].count("/download/1234?ext=1") == 1
