@@ -113,3 +113,28 @@ def test_a_receipt_photo_shows_as_a_thumbnail_in_the_thread_and_on_the_inbox_car
     assert answer.body() == graph.media["9001"][0]
     assert_no_sideways_scroll(page)
     page.screenshot(path=str(SCREENSHOTS / f"desk-receipt-thumbnail-{width}.png"), full_page=True)
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_a_supervisor_adds_a_template_and_the_list_fits(live_server, browser_page, make_staff, width):
+    from desk.models import MessageTemplate
+
+    make_staff("sol", "supervisor", password="pw-sol-12345")
+    page = browser_page
+    page.set_viewport_size({"width": width, "height": 900})
+    log_in(page, live_server.url, "sol", "pw-sol-12345", "/desk/templates/")
+    page.get_by_role("link", name="New template").click()
+    page.fill("#id_name", "nota_credito_emitida")
+    page.fill("#id_language", "es")
+    page.select_option("#id_status", "approved")
+    page.fill("#id_body", "Hola {{1}}, emitimos la nota de crédito {{2}} en su cuenta. Gracias.")
+    page.fill("#id_buttons_text", "Gracias\nTengo otra duda")
+    page.select_option("#id_source_1", "customer_name")
+    page.select_option("#id_source_2", "credit_note")
+    assert_no_sideways_scroll(page)
+    page.get_by_role("button", name="Save").click()
+    page.locator("#template-" + str(MessageTemplate.objects.get().pk)).wait_for()
+    assert "Approved" in page.locator("table.templates").inner_text()
+    assert MessageTemplate.objects.get().variable_sources == ["customer_name", "credit_note"]
+    assert_no_sideways_scroll(page)
+    page.screenshot(path=str(SCREENSHOTS / f"desk-templates-{width}.png"), full_page=True)
