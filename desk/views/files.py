@@ -17,6 +17,8 @@ from desk.media_types import size_label
 from desk.models import Attachment
 from desk.views.conversation import _after_action, _run
 
+
+
 @login_required
 @require_GET
 def template_composer_part(request, conversation_id):
