@@ -283,3 +283,30 @@ def test_two_downloads_of_one_file_at_once_fetch_it_once(graph):
     attachment.refresh_from_db()
     assert attachment.state == "stored" and attachment.attempts == 1
     assert [r["path"] for r in graph.requests].count("/download/1234?ext=1") == 1
+
+
+def test_with_the_broker_down_the_message_is_kept_and_a_stuck_download_may_be_retried(
+        deliver, queued, graph, monkeypatch, caplog, make_staff):
+    from datetime import timedelta
+
+    from kombu.exceptions import OperationalError
+
+    from core import clock
+
+    def refuse(*args):
+        raise OperationalError("Error 111 connecting to 127.0.0.1:6379. Connection refused.")
+
+    monkeypatch.setattr(current_app.tasks["desk.fetch_media"], "delay", refuse)
+    graph.media["1111"] = (image_bytes(), "image/jpeg")
+    assert deliver(media_body(media_id="1111")).status_code == 200
+    attachment = stored_attachment()
+    assert attachment.state == "pending" and "Could not queue the download of attachment" in caplog.text
+    agent = make_staff("ana", "agent")
+    with pytest.raises(media.MediaUnchanged, match="being downloaded already"):
+        media.media_fetch_retry(attachment_id=attachment.pk, agent=agent)
+    Attachment.objects.filter(pk=attachment.pk).update(updated_at=clock.now() - timedelta(minutes=3))
+    monkeypatch.undo()
+    media.media_fetch_retry(attachment_id=attachment.pk, agent=agent)  # queued on commit: run it as the worker
+    media.media_fetch(attachment_id=attachment.pk)
+    attachment.refresh_from_db()
+    assert attachment.state == "stored"
