@@ -285,3 +285,19 @@ def test_each_outgoing_message_shows_its_status_and_a_failure_says_what_to_do(de
     assert "code 131047" in failure and "Re-engagement message" in failure
     event = page.split('class="event event-send_failed"', 1)[1].split("</div>", 1)[0]
     assert "sending failed: Re-engagement message" in event and "— More than 24 hours since" in event
+
+
+def test_the_seed_command_adds_valid_samples_once(capsys):
+    from django.core.management import call_command
+
+    from desk.template_text import body_problem
+
+    call_command("message_templates_seed")
+    assert MessageTemplate.objects.count() == 5 and set(MessageTemplate.objects.values_list("status", flat=True)) \
+        == {"pending"}
+    assert all(body_problem(t.body) == "" for t in MessageTemplate.objects.all())
+    call_command("message_templates_seed", "--approved")
+    assert "already exist; nothing created" in capsys.readouterr().out
+    MessageTemplate.objects.all().delete()
+    call_command("message_templates_seed", "--approved")
+    assert set(MessageTemplate.objects.values_list("status", flat=True)) == {"approved"}
