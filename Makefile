@@ -46,6 +46,7 @@ demo: migrate
 	$(BIN)/python manage.py kb_import kb/sample
 	$(BIN)/python manage.py demo_users
 	$(BIN)/python manage.py canned_replies_seed
+	$(BIN)/python manage.py message_templates_seed --approved
 	$(BIN)/python manage.py demo_conversations
 	$(BIN)/python manage.py demo_calibration
 	$(BIN)/python manage.py demo_dashboard

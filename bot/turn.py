@@ -31,7 +31,7 @@ from bot.routing.decision import yield_to_published_number
 from bot.routing.types import Route
 from bot.smalltalk import small_talk_reply
 from bot.writer import get_writer
-from desk.channel import UNREADABLE_KINDS
+from desk.channel import MEDIA_KINDS, UNREADABLE_KINDS
 from desk.models import Message
 from desk.credit_notes import BotCreditNote, bot_reply_with_credit_note
 from desk.services import bot_reply_record, conversation_escalate
@@ -126,7 +126,7 @@ def _refusal(routing, *, kind) -> Escalated | Declined | None:
     if routing.out_of_scope:
         return Declined(decline_reply(routing.language), why=routing.rule)
     if routing.route == Route.MEDIA:
-        return Escalated(Reason.CAPABILITY_MISSING, [f"The customer sent a {kind} message the bot cannot read."])
+        return Escalated(_unreadable_reason(kind), [f"The customer sent a {kind} message the bot cannot read."])
     if routing.route == Route.HUMAN:
         return Escalated(Reason.USER_REQUEST)
     if routing.route == Route.UNSUPPORTED and not needs_told(routing):
@@ -144,9 +144,15 @@ def _unanswerable(message) -> Silenced | Escalated | None:
             f"The message had {payload.get('text_length', 'over 4096')} characters and was cut; a person should read "
             "it whole."])
     if message.kind in UNREADABLE_KINDS:
-        return Escalated(Reason.CAPABILITY_MISSING,
+        return Escalated(_unreadable_reason(message.kind),
                          [f"The customer sent a {message.kind} message the bot cannot read."])
     return None
+
+
+def _unreadable_reason(kind: str) -> Reason:
+    """A photo, voice note, video, document or sticker is MEDIA (the agent sees the file on the card); a
+    location, shared contacts, an order or an unsupported message is something the bot cannot do."""
+    return Reason.MEDIA if kind in MEDIA_KINDS else Reason.CAPABILITY_MISSING
 
 
 def _small_talk(routing, history) -> Answered | Silenced | None:

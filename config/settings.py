@@ -212,6 +212,26 @@ STORAGES = {
 }
 WHITENOISE_USE_FINDERS = WHITENOISE_AUTOREFRESH = DEBUG
 
+# Files customers send on WhatsApp and files agents attach (desk/media.py): never public, served only to
+# signed-in staff through the desk. `filesystem` keeps them under MEDIA_ROOT; `s3` uses django-storages'
+# S3 backend (any S3-compatible store; install `django-storages[s3]` first — it is not in requirements.txt).
+MEDIA_ROOT = Path(env("DJANGO_MEDIA_ROOT", str(BASE_DIR / "var" / "media")))
+DESK_MEDIA_STORAGE = env("DESK_MEDIA_STORAGE", "filesystem")
+if DESK_MEDIA_STORAGE == "s3":
+    STORAGES["desk_media"] = {"BACKEND": "storages.backends.s3.S3Storage", "OPTIONS": {
+        "bucket_name": env("DESK_MEDIA_S3_BUCKET"), "endpoint_url": env("DESK_MEDIA_S3_ENDPOINT_URL") or None,
+        "region_name": env("DESK_MEDIA_S3_REGION") or None, "default_acl": "private", "querystring_auth": True,
+        "file_overwrite": False}}
+elif DESK_MEDIA_STORAGE == "filesystem":
+    STORAGES["desk_media"] = {"BACKEND": "django.core.files.storage.FileSystemStorage",
+                              "OPTIONS": {"location": MEDIA_ROOT}}
+else:
+    raise RuntimeError(f"DESK_MEDIA_STORAGE must be 'filesystem' or 's3', not {DESK_MEDIA_STORAGE!r}.")
+# A file larger than this is not downloaded (nor accepted from an agent); WhatsApp's own cap for audio and
+# video is 16 MB (images 5 MB, documents 100 MB).
+DESK_MEDIA_MAX_BYTES = env_int("DESK_MEDIA_MAX_BYTES", 16 * 1024 * 1024)
+DESK_MEDIA_TIMEOUT_S = env_float("DESK_MEDIA_TIMEOUT_S", 20.0)
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,

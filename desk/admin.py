@@ -5,6 +5,7 @@ from django.core.exceptions import PermissionDenied
 
 from desk import services
 from desk.models import (
+    Attachment,
     CannedReply,
     ComplaintSignal,
     Contact,
@@ -13,9 +14,11 @@ from desk.models import (
     Escalation,
     Event,
     Message,
+    MessageTemplate,
     Notification,
     Satisfaction,
 )
+from desk.template_forms import MessageTemplateForm
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
@@ -147,3 +150,17 @@ class NotificationAdmin(ReadOnlyAdmin):
 
     list_display = ["pk", "text", "recipient", "created_at", "dismissed_at", "dismissed_by"]
     list_select_related = ["recipient", "dismissed_by"]
+@admin.register(MessageTemplate)
+class MessageTemplateAdmin(admin.ModelAdmin):
+    """WhatsApp templates as Meta approved them; the desk offers the approved ones after the 24-hour window."""
+
+    form = MessageTemplateForm
+    list_display = ("name", "language", "category", "status", "updated_at")
+    list_filter = ("status", "category", "language")
+    search_fields = ("name", "body")
+
+
+@admin.register(Attachment)
+class AttachmentAdmin(ReadOnlyAdmin):
+    list_display = ("message", "state", "content_type", "size", "created_at")
+    list_filter = ("state", "content_type")
