@@ -61,11 +61,11 @@ def test_an_agent_takes_over_replies_and_hands_back_without_the_bot_talking_over
     assert page.locator("tr.escalation").count() == 2
     page.evaluate("window.stillTheSamePage = true")
 
-    # A web-chat customer gets an answer, then asks something the knowledge base cannot answer.
+    # A web-chat customer gets an answer, then asks a billing question the knowledge base cannot answer.
     conversation = _customer("Marisol Rojas", "C-1001")
     chat_message_receive(conversation=conversation, text="cuanto cobran por reconexion de fibra")
     first_answer = Message.objects.get(conversation=conversation, author="bot")
-    chat_message_receive(conversation=conversation, text="¿cuál es la capital de Francia?")
+    chat_message_receive(conversation=conversation, text="¿me pueden cobrar la factura en criptomonedas como bitcoin?")
     escalation = Escalation.objects.get(conversation=conversation)
     assert escalation.reason == "NO_CONTEXT"
 
@@ -73,7 +73,7 @@ def test_an_agent_takes_over_replies_and_hands_back_without_the_bot_talking_over
     row = page.locator(f"#escalation-{escalation.pk}")
     row.wait_for()
     assert page.evaluate("window.stillTheSamePage") is True
-    assert "Nothing relevant found" in row.inner_text() and "capital de Francia" in row.inner_text()
+    assert "Nothing relevant found" in row.inner_text() and "criptomonedas" in row.inner_text()
     assert row.locator(".badge.reason").get_attribute("title") == "NO_CONTEXT"  # the code, in the tooltip
     assert "Nothing relevant found" in page.locator("#reason-counts").inner_text()
     page.screenshot(path=str(SCREENSHOTS / "desk-queue.png"), full_page=True)
@@ -94,13 +94,13 @@ def test_an_agent_takes_over_replies_and_hands_back_without_the_bot_talking_over
     composer = page.locator("#composer-text")
     assert composer.input_value().startswith("Hola, soy parte del equipo")
     composer.press("End")
-    composer.press_sequentially(" La capital de Francia es París.")
+    composer.press_sequentially(" Por ahora no aceptamos criptomonedas.")
     page.click("#composer button[type=submit]")
     agent_line = page.locator("#thread .msg.agent").last
     agent_line.wait_for()
-    assert "París" in agent_line.inner_text()
+    assert "criptomonedas" in agent_line.inner_text()
     reply = Message.objects.get(conversation=conversation, author="agent")
-    assert reply.status == "sent" and reply.text.endswith("La capital de Francia es París.")
+    assert reply.status == "sent" and reply.text.endswith("Por ahora no aceptamos criptomonedas.")
 
     # The customer writes again while the agent holds the conversation: the bot stays silent.
     taken = Event.objects.get(conversation=conversation, kind="taken_over")
