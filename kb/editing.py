@@ -316,28 +316,8 @@ def document_write(*, document: Document | None, parsed: ParsedDocument, source:
         Section(document=document, order=order, heading_path=s.heading_path, text=s.text, content_hash=digest,
                 added_in=version, segment=s.audience.segment, plans=list(s.audience.plans), term=s.audience.term)
         for order, s, digest in wanted if order not in keep)
-    planned: list[Chunk] = []
-    for section in created_sections:
-        texts = chunk_section(parsed.title, section.heading_path, section.text,
-                              count_tokens=embedder.count_tokens, max_tokens=embedder.max_tokens)
-        for piece, text in enumerate(texts):
-            planned.append(Chunk(document=document, section=section, piece=piece, language=parsed.language,
-                                 text=text, content_hash=source_hash(text),
-                                 identifiers=find_identifiers(text), added_in=version))
-    given = vectors or {}
-    stored: dict[str, list[float]] = {}
-    missing = {c.content_hash for c in planned} - set(given)
-    if missing:
-        for digest, vector in (Chunk.objects.filter(content_hash__in=missing, embedding__isnull=False)
-                               .values_list("content_hash", "embedding")):
-            stored.setdefault(digest, list(vector))
-    reused = 0
-    for chunk in planned:
-        if chunk.content_hash in given:
-            chunk.embedding = given[chunk.content_hash]
-        elif chunk.content_hash in stored:
-            chunk.embedding = stored[chunk.content_hash]
-            reused += 1
+    planned, reused = _planned_chunks(document, parsed, created_sections, embedder=embedder, vectors=vectors,
+                                      version=version)
     if document.language != parsed.language:
         Chunk.objects.live().filter(document=document).update(language=parsed.language)
     Chunk.objects.bulk_create(planned)
@@ -362,6 +342,35 @@ def document_write(*, document: Document | None, parsed: ParsedDocument, source:
     if index_version is None:
         _refresh_stats()
     return result
+
+
+def _planned_chunks(document: Document, parsed: ParsedDocument, sections: list[Section], *, embedder: Embedder,
+                    vectors: dict[str, list[float]] | None, version: int) -> tuple[list[Chunk], int]:
+    """Return the unsaved chunks of the new sections, each with a vector when the caller gave one for its text or
+    a stored chunk of the same text has one, and how many were reused from stored chunks."""
+    planned: list[Chunk] = []
+    for section in sections:
+        texts = chunk_section(parsed.title, section.heading_path, section.text,
+                              count_tokens=embedder.count_tokens, max_tokens=embedder.max_tokens)
+        for piece, text in enumerate(texts):
+            planned.append(Chunk(document=document, section=section, piece=piece, language=parsed.language,
+                                 text=text, content_hash=source_hash(text),
+                                 identifiers=find_identifiers(text), added_in=version))
+    given = vectors or {}
+    stored: dict[str, list[float]] = {}
+    missing = {c.content_hash for c in planned} - set(given)
+    if missing:
+        for digest, vector in (Chunk.objects.filter(content_hash__in=missing, embedding__isnull=False)
+                               .values_list("content_hash", "embedding")):
+            stored.setdefault(digest, list(vector))
+    reused = 0
+    for chunk in planned:
+        if chunk.content_hash in given:
+            chunk.embedding = given[chunk.content_hash]
+        elif chunk.content_hash in stored:
+            chunk.embedding = stored[chunk.content_hash]
+            reused += 1
+    return planned, reused
 
 
 def _record_version(document: Document, *, kind, source, author, note, changed, index_version,
