@@ -20,6 +20,7 @@ class TurnContext:
     wa_id: str = ""
     pending_query: str = ""  # the question kept while the bot asks who the customer is
     pending_clarification: dict = field(default_factory=dict)  # the question kept while the bot asks which option
+    index_version: int | None = None  # search the index as it was at this version (a replay); None: the live index
     _loaded: dict = field(default_factory=dict, repr=False, compare=False)
 
     SAVED = ("customer_id", "language", "pending_query", "pending_clarification")

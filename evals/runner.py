@@ -79,12 +79,13 @@ def eval_run(*, golden_set: GoldenSet, retrieval_only: bool = False, k: int = 5,
 
 
 def _counted_rows(golden_set: GoldenSet, snapshot: list[dict]) -> tuple[list[dict], int]:
-    """Return the snapshot rows that count (unreviewed synthetic variants never do) and how many were left out."""
-    unreviewed = set(golden_set.cases.filter(synthetic=True, reviewed=False).values_list("case_id", flat=True))
+    """Return the snapshot rows that count (cases awaiting review — synthetic variants, cases bulk-added from
+    traces — never do) and how many were left out."""
+    unreviewed = set(golden_set.cases.filter(reviewed=False).values_list("case_id", flat=True))
     counted = []
     for row in snapshot:
         reviewed = row["reviewed"] if "reviewed" in row else row["id"] not in unreviewed
-        if row.get("synthetic") and not reviewed:
+        if not reviewed:
             continue
         counted.append(row)
     return counted, len(snapshot) - len(counted)

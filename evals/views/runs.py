@@ -9,7 +9,7 @@ from django.shortcuts import redirect, render
 
 from core import params
 from evals.access import access_run
-from evals.models import EvalRun, GoldenSet
+from evals.models import EvalRun, GoldenSet, ReplayExperiment
 from evals.run_plots import PlotValue, line_plot
 from evals.runner import run_compare as compare_runs
 from evals.views.human_labels import item_label_context
@@ -57,6 +57,7 @@ def runs(request):
         "default_head": of_chosen[0].pk if of_chosen else None,
         "default_base": of_chosen[1].pk if len(of_chosen) > 1 else None,
         "problems": [golden.error] if golden.error else [],
+        "experiments": list(ReplayExperiment.objects.select_related("created_by")[:LISTED_RUNS]),
     })
 
 @login_required

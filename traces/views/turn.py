@@ -14,6 +14,7 @@ from kb.access import may_edit_kb
 from kb.models import Chunk
 from traces import display, selectors
 from traces.access import may_read_traces, may_review_traces
+from traces.conversation import same_words
 from traces.fingerprint import PARTS
 from traces.models import Trace
 
@@ -28,10 +29,14 @@ def trace_detail(request, trace_id):
     notes = []
     if may_review_traces(request.user):
         notes = list(trace.review_notes.select_related("author", "failure_class", "session"))
+    previous = selectors.previous_turn(trace=trace)
     return render(request, "traces/trace_detail.html", {"trace": trace, "notes": notes, **turn_facts(trace),
                                                         "context": _conversation_context(trace),
                                                         "complaints": _complaints(trace),
-                                                        "configuration": _configuration_rows(trace)})
+                                                        "configuration": _configuration_rows(trace),
+                                                        "previous": previous,
+                                                        "repeats_previous": previous is not None and same_words(
+                                                            trace.final_text, previous.final_text)})
 
 
 def turn_facts(trace: Trace) -> dict:
@@ -54,6 +59,7 @@ def turn_facts(trace: Trace) -> dict:
         "attempts": attempts,
         "humanizer": display.humanizer_sentence(trace.humanizer),
         "tokens": display.token_usage(trace.token_usage),
+        "model_calls": display.model_calls(trace.model_calls),
     }
 
 
