@@ -216,15 +216,15 @@ def cost_section(source: dashboard.Source) -> Section:
     """What the model calls cost (recorded on each turn at MODEL_PRICES): per day, and per configuration with its
     cost per answered turn."""
     found = dashboard.costs(source)
-    days = [{"day": row.key, "cost": f"{row.cost:.4f}", "answered": row.answered,
-             "per_answered": f"{row.per_answered:.5f}" if row.per_answered is not None else "—"} for row in found.days]
-    configurations = [{"fingerprint": row.key, "cost": f"{row.cost:.4f}", "answered": row.answered,
-                       "per_answered": f"{row.per_answered:.5f}" if row.per_answered is not None else "—"}
+    days = [{"day": row.key, "cost": f"{row.cost:.6f}", "answered": row.answered,
+             "per_answered": f"{row.per_answered:.6f}" if row.per_answered is not None else "—"} for row in found.days]
+    configurations = [{"fingerprint": row.key, "cost": f"{row.cost:.6f}", "answered": row.answered,
+                       "per_answered": f"{row.per_answered:.6f}" if row.per_answered is not None else "—"}
                       for row in found.configurations]
     csv = [("cost", row.key.isoformat(), "cost_usd", round(row.cost, 6)) for row in found.days]
     csv += [("cost_per_answered", row.key, "cost_usd", round(row.per_answered, 6))
             for row in found.configurations if row.per_answered is not None]
-    return Section({"cost": {"days": days, "configurations": configurations, "total": f"{found.total:.4f}"}}, csv)
+    return Section({"cost": {"days": days, "configurations": configurations, "total": f"{found.total:.6f}"}}, csv)
 
 
 def comparison_section(request: DashboardRequest, source: dashboard.Source) -> Section:
