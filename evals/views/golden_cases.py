@@ -85,7 +85,10 @@ def golden_case_edit(request, case_id):
                 must_pass="must_pass" in request.POST,
                 clarification_expected="clarification_expected" in request.POST,
                 synthetic="synthetic" in request.POST, out_of_scope="out_of_scope" in request.POST,
-                split=split.value, language=language.value, as_of=as_of.value)
+                # A field the form did not send stays as it is (the page always sends all three).
+                split=split.value if "split" in request.POST else None,
+                language=language.value if "language" in request.POST else None,
+                as_of=as_of.value if "as_of" in request.POST else services.UNCHANGED)
         except services.GoldenSetError as exc:
             error = str(exc)
         else:
