@@ -93,3 +93,25 @@ def test_the_dashboard_shows_each_days_cost_and_a_configurations_cost_per_answer
     page = _text(client.get(reverse("dashboard:page"), {"range": "today"}).content.decode())
     assert f"{model_trace.configuration_id} {WRITER_CALL_COST:.6f} 1 {WRITER_CALL_COST:.6f}" in page
     assert f"{template_trace.configuration_id} 0.000000 1 0.000000" in page
+
+
+def test_a_runs_cost_is_recorded_beside_its_numbers(client, make_staff):
+    from evals.models import GoldenCase, GoldenSet
+    from evals.runner import eval_run
+    from evals.services import golden_set_bump
+
+    golden_set = GoldenSet.objects.create(name=f"cost-{uuid.uuid4().hex[:6]}")
+    GoldenCase.objects.create(golden_set=golden_set, case_id="c1", query="cuanto cobran por reconexion de fibra",
+                              hits=["reconexion-fibra-es"])
+    golden_set_bump(golden_set=golden_set)
+    with FakeOpenAI() as fake:
+        fake.chat_script = [_reply("La reconexión cuesta Bs. 350,00 [E1].")]
+        writer = LLMWriter(api_key="k", base_url=fake.base_url, model="test-model", timeout=2)
+        run = eval_run(golden_set=golden_set, writer=writer, use_judge=False)
+    assert run.metrics["cost"] == {"writer": pytest.approx(WRITER_CALL_COST), "judge": 0.0,
+                                   "total": pytest.approx(WRITER_CALL_COST), "answered": 1,
+                                   "per_answered": pytest.approx(WRITER_CALL_COST)}
+    client.force_login(make_staff("ana", "analyst"))
+    page = _text(client.get(reverse("evals:run", args=[run.pk])).content.decode())
+    assert f"Cost of the model calls: {WRITER_CALL_COST:.6f} USD" in page
+    assert f"{WRITER_CALL_COST:.6f}" in _text(client.get(reverse("evals:runs")).content.decode())

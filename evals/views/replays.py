@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpResponseRedirect
@@ -100,7 +101,7 @@ def replay_experiment_new(request):
     traces = list(Trace.objects.filter(pk__in=ids).defer("search_vector").order_by("-created_at", "-pk"))
     return render(request, "evals/replay_experiment_new.html", {
         "traces": traces, "choices": replay.configuration_choices(), "back": back, "error": error,
-        "cap": replay.settings.REPLAY_MAX_TRACES,
+        "cap": settings.REPLAY_MAX_TRACES,
     }, status=400 if error else 200)
 
 
