@@ -179,3 +179,19 @@ def test_replay_these_runs_the_ticked_traces_as_one_experiment_listed_with_the_r
     settings.REPLAY_MAX_TRACES = 1
     too_many = client.post(reverse("evals:replay_experiment_new"), {**ticked, "configuration": CURRENT})
     assert too_many.status_code == 400 and "Replay at most 1 traces" in too_many.content.decode()
+
+
+@pytest.mark.django_db
+def test_replay_the_traces_a_filter_matches(kb, client, make_staff):
+    conversation = conversation_start(name="Replay", customer_id="C-1001", inbound_at=None)
+    answered = _say(conversation, QUESTION, TemplateWriter())
+    _failing_trace(conversation_start(name="Other", customer_id="C-1001", inbound_at=None))
+    client.force_login(make_staff("ana", "analyst"))
+    listing = client.get(reverse("traces:list"), {"outcome": "answered"}).content.decode()
+    assert 'name="matching" value="outcome=answered"' in listing
+    choose = client.post(reverse("evals:replay_experiment_new"), {"matching": "outcome=answered", "next": "/traces/"})
+    assert choose.status_code == 200
+    assert re.findall(r'name="trace" value="(\d+)"', choose.content.decode()) == [str(answered.pk)]
+    odd = client.post(reverse("evals:replay_experiment_new"), {"matching": "outcome=\x00", "next": "/traces/"},
+                      follow=True)
+    assert odd.redirect_chain[-1][0] == "/traces/" and "NUL" in odd.content.decode()

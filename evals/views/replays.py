@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import HttpResponseRedirect
+from django.http import HttpResponseRedirect, QueryDict
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
@@ -16,6 +16,7 @@ from evals.judge import get_judge
 from evals.models import ReplayExperiment
 from evals.views.golden_cases import bulk_back
 from desk.reasons import LABELS as REASON_LABELS
+from traces import selectors
 from traces.access import require_trace_reviewer
 from traces.display import ROUTE_LABELS
 from traces.models import Trace
@@ -41,6 +42,8 @@ def shown(name: str, value) -> dict:
         return {"items": None, "text": f"{value:.6f}"}
     return {"items": None, "text": VALUE_LABELS.get(value, str(value)) if isinstance(value, str) else str(value)}
 
+
+FILTER_QUERY_MAX = 2_000
 
 CHANGE_LABELS = {"better": "better", "worse": "worse", "same": "same", "unknown": "judge gave no verdict"}
 
@@ -79,13 +82,22 @@ def replay_experiment_new(request):
     """From the trace browser's ticked traces: ask which configuration (then start the experiment)."""
     require_trace_reviewer(request.user)
     back = bulk_back(request)
-    raw_ids = request.POST.getlist("trace")
     ids, bad = [], []
-    for raw in raw_ids[:1_000]:
-        parsed = params.integer(raw, label="A trace id", low=1)
-        (ids.append(parsed.value) if parsed.value is not None else bad.append(parsed.error or "A trace id is empty."))
+    if "matching" in request.POST:  # every trace the browser's filters match, newest first, up to the cap
+        query = params.text(request.POST.get("matching"), label="The filters", max_length=FILTER_QUERY_MAX)
+        if query.error:
+            bad.append(query.error)
+        else:
+            filters = selectors.parse_trace_filters(QueryDict(query.value))
+            page, _ = selectors.trace_page(filters=filters, size=settings.REPLAY_MAX_TRACES)
+            ids = [trace.pk for trace in page]
+    else:
+        for raw in request.POST.getlist("trace")[:1_000]:
+            parsed = params.integer(raw, label="A trace id", low=1)
+            (ids.append(parsed.value) if parsed.value is not None
+             else bad.append(parsed.error or "A trace id is empty."))
     if bad or not ids:
-        messages.error(request, " ".join(bad) or "Tick at least one trace to replay.")
+        messages.error(request, " ".join(bad) or "Tick at least one trace to replay (or filter to some).")
         return HttpResponseRedirect(back)
     chosen = request.POST.get("configuration", "")
     error = ""
