@@ -11,11 +11,11 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from core import params
+from desk.reasons import LABELS as REASON_LABELS
 from evals import replay
-from evals.judge import get_judge
+from evals.judge import JudgePromptError, get_judge
 from evals.models import ReplayExperiment
 from evals.views.golden_cases import bulk_back
-from desk.reasons import LABELS as REASON_LABELS
 from traces import selectors
 from traces.access import require_trace_reviewer
 from traces.display import ROUTE_LABELS
@@ -67,7 +67,7 @@ def replay_trace(request, trace_id):
         try:
             setup = replay.replay_setup(chosen)
             result = replay.replay_trace(trace=trace, setup=setup, judge=get_judge())
-        except replay.ReplayError as error:
+        except (replay.ReplayError, JudgePromptError) as error:
             context["error"] = str(error)
             return render(request, "evals/replay.html", context, status=400)
         context.update(result=result, change_label=CHANGE_LABELS[result.change],
