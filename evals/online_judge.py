@@ -13,7 +13,6 @@ import datetime as dt
 from dataclasses import dataclass, field
 
 from django.conf import settings
-from django.db.models import Q
 from django.utils import timezone
 
 from evals import live_sample
@@ -152,4 +151,4 @@ def live_judge_summary(*, first_day: dt.date, last_day: dt.date, judge_version: 
 
 def trace_verdicts(trace: Trace) -> list[JudgeVerdict]:
     """Return the judge's verdicts on one trace, newest first (one per judge version)."""
-    return list(JudgeVerdict.objects.filter(Q(trace=trace)).order_by("-created_at", "-pk"))
+    return list(JudgeVerdict.objects.filter(trace=trace).order_by("-created_at", "-pk"))
