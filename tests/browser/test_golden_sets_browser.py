@@ -126,6 +126,7 @@ def _add_traces_from_the_browser(page, base, traces, golden_set):
         page.locator(f"#review-{case.pk}").get_by_role("button", name="Approve").click()
         expect(page.locator(f"#review-{case.pk}")).to_have_count(0)
     expect(page.locator("#review-queue h2")).to_have_text("Cases awaiting review (0)")
+    page.goto(f"{base}/traces/?outcome=answered")
 
 
 def _save_the_set_s_own_gates(page, base, golden_set):
