@@ -7,6 +7,7 @@ from django.conf import settings
 
 from core.tasks import queue_backlog
 from desk.delivery import undelivered_requeue
+from desk.media import media_fetch
 from desk.services import outbound_deliver
 
 
@@ -21,3 +22,9 @@ def requeue_undelivered() -> int:
     """Queue again the delivery of replies still waiting to be sent (run by Celery beat)."""
     return len(undelivered_requeue(queue=deliver_outbound.delay, backlog=queue_backlog(),
                                    min_age=dt.timedelta(seconds=settings.DESK_REDELIVER_AFTER_S)))
+
+
+@shared_task(name="desk.fetch_media", acks_late=True, ignore_result=True)
+def fetch_media(attachment_id: int) -> None:
+    """Download, check and store one file a customer sent on WhatsApp."""
+    media_fetch(attachment_id=attachment_id)

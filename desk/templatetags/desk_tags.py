@@ -1,8 +1,9 @@
-"""Template helpers of the desk: an escalation reason as agents read it."""
+"""Template helpers of the desk: an escalation reason and a failed send as agents read them."""
 
 from django import template
 from django.utils.html import format_html
 
+from desk.graph_errors import FailureExplained, failure_explained as explain
 from desk.reasons import reason_label
 
 register = template.Library()
@@ -14,3 +15,9 @@ def reason_badge(code: str):
     code = str(code or "")
     return format_html('<span class="badge reason reason-{}" title="{}">{}</span>',
                        code.lower().replace("_", "-"), code, reason_label(code))
+
+
+@register.simple_tag
+def failure_explained(error: str) -> FailureExplained:
+    """A failed send's Graph error code (read from the stored error) and the sentence an agent reads."""
+    return explain(str(error or ""))

@@ -66,7 +66,7 @@ def test_identify_answer_propose_approve_and_read_the_decision(live_server, brow
 
     log_in(page, live_server.url, "ana", "pw-ana-12345", f"/desk/conversations/{unknown.pk}/")
     expect(page.locator("#thread")).to_contain_text(f"credit note of 3.00 {proposal.currency}")
-    expect(page.locator("#thread")).to_contain_text("approved by sol")
+    expect(page.locator("#thread")).to_contain_text("Supervisor sol approved")
     page.goto(f"{live_server.url}/desk/credit-notes/")
     expect(page.locator(f"#my-credit-note-{proposal.pk}")).to_contain_text("Sent to billing")
 
