@@ -203,4 +203,6 @@ def test_the_demo_runs_the_daily_judge_once_and_the_dashboard_shows_the_judged_s
     client.force_login(get_user_model().objects.get(username="analyst"))
     assert 'hx-get="/traces/live-judge/' in client.get("/dashboard/").content.decode()
     card = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", client.get("/traces/live-judge/").content.decode()))
-    assert f"{judged.count()} answered turns judged by lexical-support-2" in card
+    from evals.judge import get_judge
+
+    assert f"{judged.count()} answered turns judged by {get_judge().version}" in card

@@ -133,8 +133,9 @@ def test_runs_page_shows_versions_numbers_corrected_rate_or_why_undefined_and_pl
     body = client.get(reverse("evals:runs"), {"golden": golden_set.pk}).content.decode()
     base_row, head_row = text(section(body, f"run-{base.pk}")), text(section(body, f"run-{head.pk}"))
     assert f"{golden_set.name} v2 full path writer-3 4 template faithfulness-1 (judge-small)" in base_row
-    assert "0.800 @5 0.600 0.900 [0.800, 0.950] 0 Done" in base_row
-    assert "0.600 @5 0.500 undefined: TPR + TNR ≤ 1: the judge is no better than chance (observed 0.700) 1 Done" \
+    # (— : runs seeded without a recorded cost)
+    assert "0.800 @5 0.600 0.900 [0.800, 0.950] 0 — Done" in base_row
+    assert "0.600 @5 0.500 undefined: TPR + TNR ≤ 1: the judge is no better than chance (observed 0.700) 1 — Done" \
         in head_row
     recall_plot = section(body, "plot-recall")
     assert recall_plot.count("<circle") == 2 and recall_plot.count("<polyline") == 1
