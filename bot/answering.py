@@ -72,7 +72,7 @@ def answer(recorder, routing, query, *, context: TurnContext, writer, billing, c
     # After a clarifying question, the picked label helps retrieval find the sibling it names.
     searched = f"{query} ({chosen.label})" if chosen is not None and chosen.doc else query
     with recorder.stage("retrieve"):
-        result = search(searched, k=settings.BOT_RETRIEVAL_K, applies_to=profile)
+        result = search(searched, k=settings.BOT_RETRIEVAL_K, applies_to=profile, at_version=context.index_version)
     draft.index_version = result.index_version
     draft.retrieval = [
         {key: value for key, value in hit.as_dict().items() if key != "text"} for hit in result.fused

@@ -20,6 +20,7 @@ class TurnContext:
     wa_id: str = ""
     pending_query: str = ""  # the question kept while the bot asks who the customer is
     pending_clarification: dict = field(default_factory=dict)  # the question kept while the bot asks which option
+    index_version: int | None = None  # search the index as it was at this version (a replay); None: the live index
     # A live turn files the credit note a verified overcharge calls for (the desk records it with the reply);
     # `answer_query` writes no row, so its answers never say a request was filed.
     files_credit_notes: bool = False

@@ -17,6 +17,7 @@ from bot.relevance import relevance
 from bot.routing.scope import in_domain
 from bot.routing.text import read_as_meant
 from bot.writer import TemplateWriter, WriterError
+from core.model_costs import model_call
 
 
 def _write_once_with_retry(writer, request, problems, previous, *, heartbeat):
@@ -66,6 +67,9 @@ def write_and_verify(recorder, writer, request, *, template: bool):
             if isinstance(value, int):
                 usage[key] = usage.get(key, 0) + value
         draft_row.token_usage = usage
+        if draft.usage:  # a model wrote it (the template writer calls none and costs nothing)
+            draft_row.record_call(model_call(role="writer", model=writer.name, usage=draft.usage,
+                                             prices=settings.MODEL_PRICES).as_json())
         if draft.needs_human:
             draft_row.attempts.append({"attempt": number, "raw": draft.raw, "reply": draft.reply,
                                        "note": draft.note, "needs_human": True})

@@ -14,6 +14,7 @@ from __future__ import annotations
 import time
 from dataclasses import replace
 
+from django.conf import settings
 from django.db import transaction
 
 from billing.api.client import billing_client
@@ -31,6 +32,7 @@ from bot.routing.decision import yield_to_published_number
 from bot.routing.types import Route
 from bot.smalltalk import small_talk_reply
 from bot.writer import get_writer
+from core.model_costs import model_call
 from desk.channel import MEDIA_KINDS, UNREADABLE_KINDS
 from desk.models import Message
 from desk.credit_notes import BotCreditNote, bot_reply_with_credit_note
@@ -73,16 +75,18 @@ def run_turn(*, message_id: int, writer=None, billing=None, clock=time.perf_coun
 
 
 def answer_query(*, query: str, language: str = "es", customer_id: str = "", history=(), writer=None,
-                 billing=None, router=None, clock=time.perf_counter) -> QueryAnswer:
+                 billing=None, router=None, clock=time.perf_counter, at_index_version: int | None = None) -> QueryAnswer:
     """Decide the reply to a query from plain inputs; write no row and send nothing.
 
     The same path as a live turn (routing, small talk, billing, retrieval, writer, verifier with
     rewrites, humanizer) for a customer who is either known (`customer_id`) or cannot be found by
     channel. `history` is the earlier (role, text) pairs of the conversation, oldest first.
+    `at_index_version` searches the knowledge base as it was at that index version (a replay).
     """
     recorder = TurnRecorder(clock)
     recorder.draft.query, recorder.draft.language = query, language
-    context = TurnContext(customer_id=customer_id or "", language=language, history=list(history))
+    context = TurnContext(customer_id=customer_id or "", language=language, history=list(history),
+                          index_version=at_index_version)
     routing = _route(recorder, query, kind="text", default_language=language, router=router)
     routing, query = _follow_up(recorder, routing, query, context, router=router)
     outcome = _refusal(routing, kind="text") or _small_talk(routing, context.history)
@@ -118,6 +122,9 @@ def _route(recorder, text, *, kind, default_language, router=None):
     draft = recorder.draft
     draft.route, draft.language, draft.routing_rule = routing.route.value, routing.language, routing.rule
     draft.route_confidence, draft.router_version = round(routing.confidence, 4), routing.version
+    if routing.usage is not None:  # a model routed: its call is priced with the turn's others
+        draft.record_call(model_call(role="router", model=routing.model, usage=routing.usage,
+                                     prices=settings.MODEL_PRICES).as_json())
     return routing
 
 

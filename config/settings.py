@@ -8,6 +8,8 @@ import dj_database_url
 from celery.schedules import crontab
 from csp.constants import NONE, SELF
 
+from core.model_costs import price_table
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 
@@ -280,6 +282,8 @@ CELERY_BEAT_SCHEDULE = {
     "requeue-unanswered": {"task": "bot.requeue_unanswered", "schedule": BOT_REQUEUE_EVERY_S},
     "requeue-undelivered": {"task": "desk.requeue_undelivered", "schedule": BOT_REQUEUE_EVERY_S},
     "roll-hours": {"task": "traces.roll_hours", "schedule": crontab(minute=DASHBOARD_ROLLUP_MINUTE)},
+    # The judge on live traffic: every hour, a deterministic sample of the day's answered turns not judged yet.
+    "judge-live": {"task": "evals.judge_live", "schedule": crontab(minute=(DASHBOARD_ROLLUP_MINUTE + 20) % 60)},
 }
 
 REDIS_URL = env("REDIS_URL")
@@ -319,6 +323,22 @@ OPENAI_MODEL = env("OPENAI_MODEL", "gpt-4o-mini")
 OPENAI_TIMEOUT_S = env_float("OPENAI_TIMEOUT_S", 20.0)
 JUDGE_MODEL = env("JUDGE_MODEL")  # the faithfulness judge's model; empty = OPENAI_MODEL
 JUDGE_PROMPT_VERSION = env("JUDGE_PROMPT_VERSION")  # a evals/judge_prompts/ file; empty = the highest
+# The judge on live traffic (evals/online_judge.py): the share of a day's answered turns it judges (chosen by a
+# hash of the trace id, so a rerun picks the same ones) and at most this many a day.
+JUDGE_LIVE_RATE = env_float("JUDGE_LIVE_RATE", 0.1)
+JUDGE_LIVE_DAILY_CAP = env_int("JUDGE_LIVE_DAILY_CAP", 200)
+# Prices of model calls per 1M tokens, by model: JSON {"model": {"input": USD, "output": USD}}, merged over the
+# defaults below (a model not listed costs 0 and the page says its price is unknown). Prices as published in 2026.
+MODEL_PRICES_DEFAULT = {
+    "gpt-4o-mini": {"input": 0.15, "output": 0.60},
+    "gpt-4o": {"input": 2.50, "output": 10.00},
+    "gpt-4.1-mini": {"input": 0.40, "output": 1.60},
+    "gpt-4.1-nano": {"input": 0.10, "output": 0.40},
+    "gpt-4.1": {"input": 2.00, "output": 8.00},
+}
+MODEL_PRICES = price_table(MODEL_PRICES_DEFAULT, env("MODEL_PRICES"))  # a bad value stops the app, saying why
+# Replay a set of traces as one experiment: at most this many per experiment.
+REPLAY_MAX_TRACES = env_int("REPLAY_MAX_TRACES", 50)
 GATE_RUN_LOG = env("GATE_RUN_LOG", str(BASE_DIR / "var" / "gate-runs.jsonl"))  # one JSON line per gate decision
 
 # Billing API

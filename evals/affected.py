@@ -84,12 +84,12 @@ def move_verdict(*, before_rank: int | None, after_rank: int | None, before_nega
 def affected_cases(*, document: Document) -> list[GoldenCase]:
     """Return the golden cases (current version of every set) whose hits or hard negatives name the document.
 
-    Synthetic cases nobody has reviewed yet are left out: they do not gate anything.
+    Cases awaiting review (synthetic variants, bulk-added cases) are left out: they do not gate anything.
     """
     slug = document.slug
     return list(
         GoldenCase.objects.filter(Q(hits__contains=[slug]) | Q(hard_negatives__contains=[slug]))
-        .exclude(synthetic=True, reviewed=False)
+        .exclude(reviewed=False)
         .select_related("golden_set")
         .order_by("golden_set__name", "case_id")
     )

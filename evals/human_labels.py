@@ -11,9 +11,11 @@ import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
+from django.conf import settings
 from django.db import transaction
 
 from core import clock
+from core.model_costs import model_call
 from evals.calibration import CalibrationError, LabelPair, corrected_pass_rate, judge_accuracy
 from evals.judgement import JudgeError, JudgeEvidence, Judgement
 from evals.judge_test_reads import SplitRead, judge_test_read_record
@@ -57,18 +59,25 @@ def human_label_save(*, trace: Trace | None = None, run_item: EvalRunItem | None
 @transaction.atomic
 def judge_verdict_record(*, trace: Trace | None = None, run_item: EvalRunItem | None = None,
                          judgement: Judgement | None = None, error: Exception | str | None = None,
-                         judge) -> JudgeVerdict:
+                         judge, sampled_on=None) -> JudgeVerdict:
     """Store the judge's verdict (or its error, never a pass) on one answer under the judge's version."""
     item_key = item_key_for(trace=trace, run_item=run_item)
     if (judgement is None) == (error is None):
         raise LabelError("Record a judgement or an error, not both or neither.")
     if judgement is not None:
         version, model, label, reason = judgement.judge_version, judgement.model, judgement.verdict, judgement.reason
+        usage = dict(judgement.usage)
     else:
         version, model, label, reason = judge.version, judge.model, EvalRunItem.JudgeLabel.ERROR, str(error)
-    verdict, _ = JudgeVerdict.objects.update_or_create(
-        item_key=item_key, judge_version=version,
-        defaults={"trace": trace, "run_item": run_item, "model": model[:100], "label": label, "reason": reason})
+        usage = dict(getattr(error, "usage", None) or {})
+    # The offline judge makes no call: no tokens, no cost (not an unknown price).
+    call = model_call(role="judge", model=model, usage=usage, prices=settings.MODEL_PRICES) if usage else None
+    defaults = {"trace": trace, "run_item": run_item, "model": model[:100], "label": label, "reason": reason,
+                "tokens_in": call.tokens_in if call else 0, "tokens_out": call.tokens_out if call else 0,
+                "cost": call.cost if call else 0.0}
+    if sampled_on is not None:
+        defaults["sampled_on"] = sampled_on
+    verdict, _ = JudgeVerdict.objects.update_or_create(item_key=item_key, judge_version=version, defaults=defaults)
     return verdict
 
 
@@ -169,6 +178,17 @@ def run_corrected_rate(*, run: EvalRun, seed: int = 2026, resamples: int = 2000)
         return {"error": "the run was not judged", "observed": None, "judge_version": ""}
     labels = list(JudgeVerdict.objects.filter(run_item__run=run, judge_version=judge_version)
                   .values_list("label", flat=True))
+    return labels_corrected_rate(labels=labels, judge_version=judge_version, seed=seed, resamples=resamples,
+                                 where="in this run")
+
+
+def labels_corrected_rate(*, labels: list[str], judge_version: str, seed: int = 2026, resamples: int = 2000,
+                          where: str = "") -> dict:
+    """Return the observed and corrected pass rate of some verdicts of one judge version ("pass", "fail" or
+    "error" each) with its bootstrap interval, or {"error": why} — for a run, or a sample of live traffic.
+
+    TPR/TNR come from the test split's labels judged by that version; judge errors are left out and counted.
+    """
     verdicts = [label == "pass" for label in labels if label in ("pass", "fail")]
     errors = len(labels) - len(verdicts)
     observed = round(sum(verdicts) / len(verdicts), 4) if verdicts else None
@@ -177,7 +197,7 @@ def run_corrected_rate(*, run: EvalRun, seed: int = 2026, resamples: int = 2000)
               "human_passes": sum(1 for p in pairs if p.human_pass),
               "human_fails": sum(1 for p in pairs if not p.human_pass)}
     if not verdicts:
-        return {"error": f"no verdicts of {judge_version} in this run ({errors} judge errors)",
+        return {"error": f"no verdicts of {judge_version} {where} ({errors} judge errors)".replace("  ", " "),
                 "observed": None, **counts}
     try:
         result = corrected_pass_rate(pairs, verdicts, seed=seed, resamples=resamples)

@@ -164,24 +164,28 @@ class FaithfulnessJudge:
         messages = build_judge_messages(prompt=self.prompt, answer=answer, evidence=evidence, question=question,
                                         verified=verified)
         failure: JudgeError | None = None
+        usage: dict[str, int] = {}  # every attempt's tokens count, a retried one too
         for attempt in range(1, ATTEMPTS + 1):
             try:
-                raw = self._complete(messages)
+                raw = self._complete(messages, usage)
                 verdict, reason = parse_judgement(raw)
             except JudgeError as exc:
                 failure = exc
                 continue
             return Judgement(verdict=verdict, reason=reason, judge_version=self.version, model=self.model,
-                             attempts=attempt, raw=raw)
+                             attempts=attempt, raw=raw, usage=tuple(sorted(usage.items())))
         raise JudgeError(f"no verdict after {ATTEMPTS} attempts: {failure}", raw=failure.raw,
-                         attempts=ATTEMPTS)
+                         attempts=ATTEMPTS, usage=usage)
 
-    def _complete(self, messages: list[dict]) -> str:
+    def _complete(self, messages: list[dict], usage: dict[str, int]) -> str:
         try:
-            raw, _ = structured_completion(self._client, model=self.model, messages=messages,
-                                           schema_name="faithfulness_verdict", schema=RESPONSE_SCHEMA)
+            raw, call_usage = structured_completion(self._client, model=self.model, messages=messages,
+                                                    schema_name="faithfulness_verdict", schema=RESPONSE_SCHEMA)
         except ModelCallError as exc:
             raise JudgeError(f"judge call failed: {exc}") from exc
+        for key in ("prompt_tokens", "completion_tokens"):
+            if isinstance((call_usage or {}).get(key), int):
+                usage[key] = usage.get(key, 0) + call_usage[key]
         return raw
 
 

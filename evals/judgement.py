@@ -30,6 +30,7 @@ class Judgement:
     model: str
     attempts: int
     raw: str
+    usage: tuple[tuple[str, int], ...] = ()  # the token usage of every attempt, summed (prompt/completion tokens)
 
     @property
     def passed(self) -> bool:
@@ -39,8 +40,9 @@ class Judgement:
 class JudgeError(Exception):
     """The judge gave no usable verdict after its retry: record it as a judge error, never as a pass."""
 
-    def __init__(self, message: str, *, raw: str = "", attempts: int = 0):
+    def __init__(self, message: str, *, raw: str = "", attempts: int = 0, usage: dict | None = None):
         super().__init__(message)
         self.raw = raw
         self.attempts = attempts
+        self.usage = dict(usage or {})  # tokens the failed attempts still used
 

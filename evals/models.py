@@ -231,6 +231,13 @@ class JudgeVerdict(models.Model):
     model = models.CharField(max_length=100, blank=True)
     label = models.CharField(max_length=5, choices=EvalRunItem.JudgeLabel.choices)
     reason = models.TextField(blank=True)
+    tokens_in = models.PositiveIntegerField(default=0, db_default=0)
+    tokens_out = models.PositiveIntegerField(default=0, db_default=0)
+    cost = models.FloatField(null=True, blank=True,
+                             help_text="What the judge's calls cost at MODEL_PRICES (USD); null: no price for the model.")
+    sampled_on = models.DateField(null=True, blank=True, db_index=True,
+                                  help_text="The day's sample of live traffic this verdict belongs to (online "
+                                            "judging); null for labelled items and runs.")
     created_at = ClockDateTimeField(auto_now_add=True)
 
     class Meta:
@@ -325,3 +332,40 @@ class GoldenCaseScore(models.Model):
         ordering = ["golden_case", "definition"]
         constraints = [models.UniqueConstraint(fields=["definition", "golden_case"],
                                                name="one_score_per_golden_case")]
+
+
+class ReplayExperiment(models.Model):
+    """Traces replayed as one experiment under one configuration: each turn before and after, and how many got
+    better, worse or stayed the same by faithfulness and outcome (evals/replay.py). Nothing is sent."""
+
+    class Status(models.TextChoices):
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+
+    configuration_key = models.CharField(max_length=16, help_text="'current' or a configuration's fingerprint.")
+    configuration_label = models.CharField(max_length=300)
+    trace_ids = models.JSONField(default=list)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.RUNNING)
+    error = models.TextField(blank=True)
+    judge_version = models.CharField(max_length=40, blank=True)
+    gaps = models.JSONField(default=list, blank=True, help_text="Parts of the configuration that could not be rebuilt.")
+    # One row per trace: {"trace_id", "query", "before": {...}, "after": {...}, "change", "error"}.
+    results = models.JSONField(default=list, blank=True)
+    better = models.PositiveIntegerField(default=0)
+    worse = models.PositiveIntegerField(default=0)
+    same = models.PositiveIntegerField(default=0)
+    unknown = models.PositiveIntegerField(default=0)
+    failed = models.PositiveIntegerField(default=0)
+    cost_before = models.FloatField(default=0)
+    cost_after = models.FloatField(default=0)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                   related_name="+")
+    started_at = ClockDateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-started_at", "-pk"]
+
+    def __str__(self):
+        return f"replay {self.pk} of {len(self.trace_ids)} traces under {self.configuration_key}"

@@ -11,6 +11,7 @@ import contextlib
 import time
 
 from django.db import transaction
+from django.db.models import Sum
 
 from bot.outcomes import Answered, Clarify, Declined, Escalated, Silenced
 from bot.turn import answer_query
@@ -23,7 +24,7 @@ from evals.human_labels import evidence_items, judge_verdict_record, run_correct
 from evals.judge import get_judge
 from evals.judgement import JudgeError
 from evals.metrics import case_outcome, mean_reciprocal_rank, recall_at_k
-from evals.models import EvalRun, EvalRunItem, GoldenSet
+from evals.models import EvalRun, EvalRunItem, GoldenSet, JudgeVerdict
 from evals.services import golden_set_require_open, golden_version
 from kb.embeddings import embedder_fingerprint, get_embedder
 from kb.models import EmbeddingSpace
@@ -79,12 +80,13 @@ def eval_run(*, golden_set: GoldenSet, retrieval_only: bool = False, k: int = 5,
 
 
 def _counted_rows(golden_set: GoldenSet, snapshot: list[dict]) -> tuple[list[dict], int]:
-    """Return the snapshot rows that count (unreviewed synthetic variants never do) and how many were left out."""
-    unreviewed = set(golden_set.cases.filter(synthetic=True, reviewed=False).values_list("case_id", flat=True))
+    """Return the snapshot rows that count (cases awaiting review — synthetic variants, cases bulk-added from
+    traces — never do) and how many were left out."""
+    unreviewed = set(golden_set.cases.filter(reviewed=False).values_list("case_id", flat=True))
     counted = []
     for row in snapshot:
         reviewed = row["reviewed"] if "reviewed" in row else row["id"] not in unreviewed
-        if row.get("synthetic") and not reviewed:
+        if not reviewed:
             continue
         counted.append(row)
     return counted, len(snapshot) - len(counted)
@@ -115,6 +117,8 @@ def _run_cases(run: EvalRun, counted, *, writer, billing, judge, timer) -> None:
         metrics["answered"] = round(sum(i.outcome == "answered" for i in items) / len(items), 4) if items else None
         metrics["clarified"] = round(sum(i.outcome == "clarify" for i in items) / len(items), 4) if items else None
         metrics["grounded"] = round(sum(bool(i.grounded) for i in checked) / len(checked), 4) if checked else None
+    if not run.retrieval_only:
+        metrics["cost"] = run_cost(run, items)
     if judge is not None:
         labels = [i.judge_label for i in items if i.judge_label]
         passes, fails = labels.count("pass"), labels.count("fail")
@@ -126,6 +130,16 @@ def _run_cases(run: EvalRun, counted, *, writer, billing, judge, timer) -> None:
     run.metrics = metrics
     run.status, run.finished_at = EvalRun.Status.DONE, clock.now()
     run.save(update_fields=["metrics", "status", "finished_at"])
+
+
+def run_cost(run: EvalRun, items: list[EvalRunItem]) -> dict:
+    """Return what the run's model calls cost (USD at MODEL_PRICES): the writer's (and router's) per case, the
+    judge's verdicts, and the cost per answered case — a configuration's price beside its quality."""
+    writer = round(sum(getattr(item, "model_cost", 0.0) or 0.0 for item in items), 8)
+    judge = JudgeVerdict.objects.filter(run_item__run=run).aggregate(total=Sum("cost"))["total"] or 0.0
+    answered = sum(1 for item in items if item.outcome == "answered")
+    return {"writer": writer, "judge": round(judge, 8), "total": round(writer + judge, 8), "answered": answered,
+            "per_answered": round(writer / answered, 8) if answered else None}
 
 
 def _case_clock(row: dict):
@@ -189,6 +203,7 @@ def _answer(item: EvalRunItem, row: dict, *, writer, billing, timer) -> str:
     item.grounded = verdicts[-1]["grounded"] if verdicts else None
     item.missing_facts = answer_checks.missing_facts(list(row.get("facts") or []), item.answer)
     item.latency_ms = round(draft.total_ms, 3)
+    item.model_cost = draft.cost  # not a column: the run's metrics sum it (run_cost)
     # The judge reads the draft with its [E#] markers: what it cited is part of what it claims.
     if fell_back:
         cited = draft.fallback_draft["reply"]

@@ -8,10 +8,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from django.db import IntegrityError, transaction
+from django.utils import timezone
 
 from core import clock, params
 from desk.reasons import LABELS as REASON_LABELS
-from evals.golden import parse_as_of, read_golden_rows
+from evals.golden import LANGUAGES, SPLITS, parse_as_of, read_golden_rows
 from evals.models import GateDecision, GoldenCase, GoldenSet, GoldenSetVersion
 from kb.models import Document
 from traces.models import ReviewNote, Trace
@@ -31,6 +32,7 @@ class GoldenSetTaken(GoldenSetError):
 
 
 NAME_MAX = 100
+UNCHANGED = object()  # an argument left out of an update (None is a value: "no date")
 
 
 def golden_set_require_open(golden_set: GoldenSet, *, to: str) -> None:
@@ -209,17 +211,38 @@ def trace_failure(trace: Trace) -> str:
     return ""
 
 
-def _case_of_trace(*, trace: Trace, golden_set: GoldenSet) -> GoldenCase:
-    """Create a case from a trace (query, customer); not must-pass until edited. The caller bumps the version.
+def cited_docs(trace: Trace) -> list[str]:
+    """Return the documents of the chunks the reply cited, once each, in the order of its citations.
 
-    An answered trace nobody faulted starts with the documents of its kept chunks as hits. An escalated or
-    failing one starts with none: what it retrieved is what failed, so the analyst picks the hits (the edit
-    page offers the retrieved documents as suggestions, the ones the turn used as hard-negative candidates).
+    What the answer rested on, not everything the search brought back: a chunk retrieved and not cited is no
+    evidence that its document answers the question.
     """
-    hits = [] if trace_failure(trace) else kept_docs(trace)
+    by_id = {row.get("id"): row for row in trace.evidence or [] if isinstance(row, dict)}
+    docs = [by_id[cited].get("doc") for cited in trace.citations or [] if cited in by_id
+            and by_id[cited].get("kind") == "chunk" and by_id[cited].get("doc")]
+    return list(dict.fromkeys(docs))
+
+
+def _case_of_trace(*, trace: Trace, golden_set: GoldenSet, awaiting_review: bool = False) -> GoldenCase:
+    """Create a case from a trace (query, customer, language, the day it ran); not must-pass until edited. The
+    caller bumps the version.
+
+    An answered trace nobody faulted starts with hits: the documents of its kept chunks, or, for a case awaiting
+    review (the bulk add), only those the reply cited. An escalated or failing one starts with none: what it
+    retrieved is what failed, so the analyst picks the hits (the edit page offers the retrieved documents as
+    suggestions, the ones the turn used as hard-negative candidates). `as_of` is the trace's day, so a run
+    answers it with the figures of the day the customer asked.
+    """
+    if trace_failure(trace):
+        hits = []
+    else:
+        hits = cited_docs(trace) if awaiting_review else kept_docs(trace)
     return GoldenCase.objects.create(golden_set=golden_set, case_id=_next_case_id(golden_set, trace),
                                      query=trace.query, customer_id=trace.customer_id or "", hits=hits,
-                                     origin=GoldenCase.Origin.TRACE, trace=trace, must_pass=False)
+                                     language=trace.language if trace.language in ("es", "en") else "",
+                                     as_of=timezone.localdate(trace.created_at) if trace.created_at else None,
+                                     origin=GoldenCase.Origin.TRACE, trace=trace, must_pass=False,
+                                     reviewed=not awaiting_review)
 
 
 def golden_case_from_trace(*, trace: Trace, user, golden_set: GoldenSet) -> GoldenCase:
@@ -255,9 +278,10 @@ class BulkAddResult:
 
 @transaction.atomic
 def golden_cases_from_traces(*, traces: list[Trace], user, golden_set: GoldenSet,
-                             describe=None) -> BulkAddResult:
+                             describe=None, awaiting_review: bool = False) -> BulkAddResult:
     """Add one case per trace that the set does not hold yet; bump the version once (its note: `describe(added)`,
-    or how many cases from which traces).
+    or how many cases from which traces). With `awaiting_review` the cases wait for a person's review and count
+    in no run until then.
 
     Holds the set's row lock while it checks and writes: a second submit of the same form waits for the
     first, then finds every trace already in the set and adds nothing.
@@ -272,7 +296,7 @@ def golden_cases_from_traces(*, traces: list[Trace], user, golden_set: GoldenSet
         if trace.pk in held:
             already.append(trace.pk)
             continue
-        added.append(_case_of_trace(trace=trace, golden_set=golden_set))
+        added.append(_case_of_trace(trace=trace, golden_set=golden_set, awaiting_review=awaiting_review))
     if added:
         ids = ", ".join(case.case_id for case in added)
         note = describe(added) if describe else f"{len(added)} case(s) from traces: {ids}"
@@ -284,13 +308,32 @@ def golden_cases_from_traces(*, traces: list[Trace], user, golden_set: GoldenSet
 @transaction.atomic
 def golden_case_update(*, case: GoldenCase, user, query: str, facts: list[str], hits: list[str],
                        hard_negatives: list[str], must_pass: bool, clarification_expected: bool,
-                       synthetic: bool) -> GoldenCase:
-    """Save an edited case and bump its set's version."""
+                       synthetic: bool, out_of_scope: bool | None = None, split: str | None = None,
+                       language: str | None = None, as_of=UNCHANGED) -> GoldenCase:
+    """Save an edited case and bump its set's version (a case awaiting review is accepted by saving it).
+
+    `out_of_scope`, `split`, `language` and `as_of` stay as they are when not given.
+    """
     query = query.strip()
     if not query:
         raise GoldenSetError("the query cannot be empty")
+    if out_of_scope and hits:
+        raise GoldenSetError("An out-of-scope case lists no hits: no document answers it. Empty the hits or "
+                             "untick out of scope.")
+    if split not in (None, "", *SPLITS):
+        raise GoldenSetError("The split is dev, test, or empty (hashed from the case id).")
+    if language not in (None, "", *LANGUAGES):
+        raise GoldenSetError("The language is es, en, or empty.")
     case.query, case.facts, case.hits, case.hard_negatives = query, facts, hits, hard_negatives
     case.must_pass, case.clarification_expected, case.synthetic = must_pass, clarification_expected, synthetic
+    if out_of_scope is not None:
+        case.out_of_scope = out_of_scope
+    if split is not None:
+        case.split = split
+    if language is not None:
+        case.language = language
+    if as_of is not UNCHANGED:
+        case.as_of = as_of
     case.reviewed = True  # a human has just read and saved it
     case.save()
     golden_set_bump(golden_set=case.golden_set, user=user, note=f"edit {case.case_id}")

@@ -1,14 +1,20 @@
 """Celery tasks of evals: thin — take ids, load, call one service."""
 
+import datetime as dt
 import logging
 
 from celery import shared_task
 from django.contrib.auth import get_user_model
 from django.db import transaction
 
+from core import clock
 from evals.gate_rules import GatesFileError
 from evals.gates_for_set import run_gate
-from evals.models import GoldenSet
+from evals.judge import JudgePromptError, get_judge
+from evals.models import GoldenSet, ReplayExperiment
+from evals.offline_judge import LexicalBillJudge
+from evals.online_judge import judge_live_day
+from evals.replay import replay_experiment_run
 from evals.runner import EvalRunError, eval_run
 from evals.services import GoldenSetError
 
@@ -37,3 +43,32 @@ def eval_run_task(golden_set_id: int, retrieval_only: bool, user_id: int | None)
 def eval_run_enqueue(*, golden_set_id: int, retrieval_only: bool, user_id: int | None) -> None:
     """Queue a run once the current transaction commits (eager without a broker: it runs right then)."""
     transaction.on_commit(lambda: eval_run_task.delay(golden_set_id, bool(retrieval_only), user_id))
+
+
+@shared_task(name="evals.judge_live", ignore_result=True)
+def judge_live() -> int:
+    """Judge the sample of yesterday's and today's answered turns not judged yet (run hourly by Celery beat).
+
+    Yesterday too: the turns of its last hours came after the last run of that day. Returns verdicts written.
+    """
+    try:
+        judge = get_judge()
+    except JudgePromptError as error:  # a judge prompt edited after its release: judge nothing, say why
+        logger.warning("live judging skipped: %s", error)
+        return 0
+    today = clock.today()
+    return sum(judge_live_day(day=day, judge=judge).judged_now for day in (today - dt.timedelta(days=1), today))
+
+
+@shared_task(name="evals.replay_experiment", acks_late=True, ignore_result=True)
+def replay_experiment(experiment_id: int) -> None:
+    """Replay the traces of one experiment under its configuration and store what changed (nothing is sent)."""
+    experiment = ReplayExperiment.objects.filter(pk=experiment_id, status=ReplayExperiment.Status.RUNNING).first()
+    if experiment is None:  # run already (a redelivered task) or deleted
+        return
+    try:
+        judge = get_judge()
+    except JudgePromptError as error:
+        logger.warning("replay %s not judged: %s", experiment_id, error)
+        judge = LexicalBillJudge()
+    replay_experiment_run(experiment=experiment, judge=judge)

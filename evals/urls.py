@@ -2,8 +2,19 @@
 
 from django.urls import path
 
-from evals.views import (affected, calibration, golden_cases, golden_scores, golden_sets, human_labels, kb_panels,
-                         runs, verifier)
+from evals.views import (
+    affected,
+    calibration,
+    golden_cases,
+    golden_scores,
+    golden_sets,
+    human_labels,
+    kb_panels,
+    live_judge,
+    replays,
+    runs,
+    verifier,
+)
 
 app_name = "evals"
 urlpatterns = [
@@ -24,6 +35,10 @@ urlpatterns = [
     path("traces/<int:trace_id>/golden/", golden_cases.golden_case_create, name="golden_case_create"),
     path("traces/<int:trace_id>/evals/", human_labels.trace_panels, name="trace_panels"),
     path("traces/<int:trace_id>/label/", human_labels.trace_label, name="trace_label"),
+    path("traces/<int:trace_id>/replay/", replays.replay_trace, name="replay_trace"),
+    path("traces/replays/new/", replays.replay_experiment_new, name="replay_experiment_new"),
+    path("traces/replays/<int:experiment_id>/", replays.replay_experiment_detail, name="replay_experiment"),
+    path("traces/live-judge/", live_judge.dashboard_judge, name="dashboard_judge"),
     path("traces/runs/", runs.runs, name="runs"),
     path("traces/runs/compare/", runs.run_compare, name="run_compare"),
     path("traces/runs/<int:run_id>/", runs.run_detail, name="run"),

@@ -91,17 +91,18 @@ def variants_generate(*, failure_class: FailureClass, golden_set: GoldenSet, per
 
 @transaction.atomic
 def variant_review(*, case: GoldenCase, approve: bool, user) -> GoldenCase | None:
-    """Approve a synthetic case (it counts from now on) or reject it (deleted); the set's version moves either way."""
-    if not case.synthetic:
-        raise VariantError(f"{case.case_id} is not a synthetic case: edit it instead of reviewing it.")
+    """Approve a case awaiting review — a synthetic variant, a case bulk-added from a trace — (it counts from now
+    on) or reject it (deleted); the set's version moves either way."""
+    if case.reviewed:
+        raise VariantError(f"{case.case_id} is not awaiting review: edit it instead of reviewing it.")
     golden_set, case_id = case.golden_set, case.case_id
     if approve:
         case.reviewed = True
         case.save(update_fields=["reviewed", "updated"])
-        golden_set_bump(golden_set=golden_set, user=user, note=f"approve variant {case_id}")
+        golden_set_bump(golden_set=golden_set, user=user, note=f"approve {'variant ' if case.synthetic else ''}{case_id}")
         return case
     case.delete()
-    golden_set_bump(golden_set=golden_set, user=user, note=f"reject variant {case_id}")
+    golden_set_bump(golden_set=golden_set, user=user, note=f"reject {case_id}")
     return None
 
 

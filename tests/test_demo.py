@@ -177,3 +177,32 @@ def test_the_dashboard_demo_asks_varied_questions_on_every_route_with_the_outcom
         answered = sum(o == "answered" for o, _, _ in by_route[route]) / len(by_route[route])
         assert 0.6 < answered < 0.95, (route, answered)
     assert "USER_REQUEST" not in {r for rows in (by_route["document"], by_route["account"]) for _, r, _ in rows}
+
+
+def test_the_demo_runs_the_daily_judge_once_and_the_dashboard_shows_the_judged_sample(
+        client, settings, sample_kb, django_capture_on_commit_callbacks):
+    from django.contrib.auth import get_user_model
+
+    from evals.models import JudgeVerdict
+
+    settings.WHATSAPP_APP_SECRET = "demo-app-secret"
+    settings.OPENAI_API_KEY = settings.OPENAI_BASE_URL = ""
+    call_command("demo_users", stdout=io.StringIO())
+    with django_capture_on_commit_callbacks(execute=True):
+        call_command("demo_conversations", stdout=io.StringIO())
+    out = io.StringIO()
+    call_command("demo_dashboard", stdout=out)
+    answered_today = Trace.objects.filter(outcome="answered").exclude(final_text="").exclude(
+        provider_message_id__startswith="demo-dash-")
+    assert answered_today.count() >= 3
+    judged = JudgeVerdict.objects.filter(sampled_on=clock.today(), trace__isnull=False)
+    assert judged.count() == answered_today.count()
+    assert f"{judged.count()} of today's {answered_today.count()} answered turns judged" in out.getvalue()
+    call_command("demo_dashboard", stdout=io.StringIO())  # once: a second run judges nothing again
+    assert JudgeVerdict.objects.filter(sampled_on=clock.today()).count() == judged.count()
+    client.force_login(get_user_model().objects.get(username="analyst"))
+    assert 'hx-get="/traces/live-judge/' in client.get("/dashboard/").content.decode()
+    card = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", client.get("/traces/live-judge/").content.decode()))
+    from evals.judge import get_judge
+
+    assert f"{judged.count()} answered turns judged by {get_judge().version}" in card

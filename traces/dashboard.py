@@ -240,6 +240,40 @@ def histograms(source: Source) -> Histograms:
                       tokens_in=int(tokens_in), tokens_out=int(tokens_out))
 
 
+@dataclass(frozen=True)
+class CostRow:
+    key: object  # a day (dt.date) or a configuration's fingerprint
+    cost: float
+    answered: int
+    turns: int
+
+    @property
+    def per_answered(self) -> float | None:
+        return self.cost / self.answered if self.answered else None
+
+
+@dataclass(frozen=True)
+class Costs:
+    days: list[CostRow]
+    configurations: list[CostRow]
+    total: float
+
+
+def costs(source: Source) -> Costs:
+    """Return what the model calls cost per day and per configuration, with the answered turns — one pass."""
+    rows = source.rows(f"SELECT GROUPING(configuration_id), {DAY}, configuration_id, coalesce(sum(cost), 0), "
+                       "sum(answered), sum(turns) FROM src GROUP BY GROUPING SETS ((day_start), (configuration_id))")
+    by_day, configurations = {}, []
+    for no_configuration, day, fingerprint, cost, answered, turns in rows:
+        if no_configuration:
+            by_day[day] = CostRow(day, float(cost), int(answered), int(turns))
+        else:
+            configurations.append(CostRow(fingerprint or "", float(cost), int(answered), int(turns)))
+    days = [by_day.get(day, CostRow(day, 0.0, 0, 0)) for day in source.query.days]
+    configurations.sort(key=lambda row: (-row.turns, str(row.key)))
+    return Costs(days=days, configurations=configurations, total=round(sum(row.cost for row in days), 6))
+
+
 def per_agent(source: Source) -> list[tuple[int, int, list[int]]]:
     """Return (agent id, escalations handled, first-reply histogram) per agent, most handled first."""
     rows = source.detailed_rows("SELECT agent_id, sum(escalated), sum(first_reply_hist)::real[] "

@@ -11,6 +11,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from core.model_costs import cost_summary
 from core.text import fold
 from desk.reasons import LABELS as REASON_LABELS
 
@@ -265,6 +266,25 @@ def token_usage(usage) -> list[tuple[str, int]]:
     order = list(TOKEN_LABELS)
     numbers.sort(key=lambda kv: (order.index(kv[0]) if kv[0] in order else len(order), kv[0]))
     return [(TOKEN_LABELS.get(k, k.replace("_", " ")), v) for k, v in numbers]
+
+
+MODEL_CALL_ROLES = {"writer": "Writer", "judge": "Judge", "router": "Router"}
+
+
+def model_calls(calls) -> dict:
+    """Return a turn's model calls as the trace page lists them, with the total cost (and the unpriced models)."""
+    rows = []
+    for call in calls if isinstance(calls, list) else []:
+        if not isinstance(call, Mapping):
+            continue
+        cost = call.get("cost")
+        rows.append({"role": MODEL_CALL_ROLES.get(str(call.get("role")), str(call.get("role") or "?")),
+                     "model": str(call.get("model") or "—"), "tokens_in": int(call.get("tokens_in") or 0),
+                     "tokens_out": int(call.get("tokens_out") or 0),
+                     "cost": f"{cost:.6f}" if isinstance(cost, (int, float)) else None})
+    summary = cost_summary(c for c in calls if isinstance(c, Mapping)) if isinstance(calls, list) else None
+    return {"rows": rows, "total": f"{summary.cost:.6f}" if summary else "0.000000",
+            "unpriced": list(summary.unpriced) if summary else []}
 
 
 OUTCOME_LABELS = {

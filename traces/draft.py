@@ -33,8 +33,16 @@ class TraceDraft:
     final_text: str = ""
     citations: list[str] = field(default_factory=list)
     token_usage: dict = field(default_factory=dict)
+    model_calls: list[dict] = field(default_factory=list)  # each model call: role, model, tokens in/out, cost
+    cost: float = 0.0  # the priced calls' cost summed (a model without a price adds 0 and is named on the page)
     latency_ms: dict[str, float] = field(default_factory=dict)  # per stage, in the order they ran
     total_ms: float = 0.0
+
+    def record_call(self, call: dict) -> None:
+        """Add one model call (core.model_costs.ModelCall.as_json()) and its cost to the turn."""
+        self.model_calls.append(call)
+        if isinstance(call.get("cost"), (int, float)):
+            self.cost = round(self.cost + float(call["cost"]), 8)
 
     def row(self) -> dict:
         """Return the Trace columns this draft fills."""

@@ -115,6 +115,10 @@ class Trace(models.Model):
     latency_ms = models.JSONField(default=dict, blank=True)
     total_ms = models.FloatField(default=0)
     token_usage = models.JSONField(default=dict, blank=True)
+    model_calls = models.JSONField(default=list, db_default=Value([], models.JSONField()), blank=True,
+                                   help_text="Each model call of the turn: role, model, tokens in and out, cost.")
+    cost = models.FloatField(default=0, db_default=0,
+                             help_text="What the turn's model calls cost, at MODEL_PRICES when it ran (USD).")
     # What the turn ran under (prompt, model, router, index, tuning); the row holds the parts once.
     configuration = models.ForeignKey("traces.Configuration", null=True, blank=True, on_delete=models.PROTECT,
                                       related_name="traces", db_index=False)
@@ -477,6 +481,7 @@ class RollupCounts(models.Model):
     flagged = models.PositiveIntegerField(help_text="Verified wrong or confirmed complaint (each turn once).")
     tokens_in = models.BigIntegerField()
     tokens_out = models.BigIntegerField()
+    cost = models.FloatField(default=0, db_default=0, help_text="What the turns' model calls cost (USD).")
     # Histograms as pgvector vectors: pgvector's sum() adds them element-wise in C. Measured at 1M traces
     # (bench/dashboard.py): unnesting a JSON object of stage histograms cost 0.6 s at 17k rows, summing int[]
     # by subscript 0.42 s at 21k; counts stay exact while one bucket of a range holds under 2^24 turns.

@@ -34,10 +34,10 @@ MARKS_WINDOW = dt.timedelta(hours=2)  # marks made this recently re-roll their t
 
 COLUMNS = ["hour", "channel", "language", "route", "outcome", "escalation_reason", "configuration_id", "agent_id",
            "turns", "answered", "escalated", "silenced", "clarify", "declined", "verified_wrong", "complaints",
-           "suspected_complaints", "flagged", "tokens_in", "tokens_out", "latency_hist", "stage_latency_hist",
+           "suspected_complaints", "flagged", "tokens_in", "tokens_out", "cost", "latency_hist", "stage_latency_hist",
            "first_reply_hist"]
 GROUP = COLUMNS[:8]
-COUNTS = COLUMNS[8:COLUMNS.index("tokens_out") + 1]  # the counts and the tokens: summed
+COUNTS = COLUMNS[8:COLUMNS.index("cost") + 1]  # the counts, the tokens and the cost: summed
 # DailyOutcomeRollup's dimensions: the daily ones without the escalation reason and the handling agent.
 OUTCOME_GROUP = [c for c in GROUP[1:] if c not in ("escalation_reason", "agent_id")]
 HISTOGRAMS = {"latency_hist": len(LATENCY_EDGES_MS) + 1,  # int[] columns and their lengths: summed bucket-wise
@@ -81,7 +81,7 @@ def rollup_select_sql() -> str:
     """Return the SELECT of rollup rows (COLUMNS, in order) for the turns with %(start)s <= created_at < %(end)s.
 
     Tokens: the writer's usage as the OpenAI API reports it (prompt_tokens / completion_tokens, or
-    input_tokens / output_tokens). Stage latencies: bot/turn.py's recorder names, write_2 and verify_2 added
+    input_tokens / output_tokens). Cost: what the turn's model calls cost when it ran (Trace.cost). Stage latencies: bot/turn.py's recorder names, write_2 and verify_2 added
     to write and verify. First reply: the first message a person wrote in the conversation at or after the
     turn's escalation, and its author is the handling agent.
     """
@@ -102,6 +102,7 @@ def rollup_select_sql() -> str:
                    {_number(usage + "->'prompt_tokens'")} + {_number(usage + "->'input_tokens'")} AS tokens_in,
                    {_number(usage + "->'completion_tokens'")} + {_number(usage + "->'output_tokens'")}
                        AS tokens_out,
+                   t.cost AS cost,
                    width_bucket(t.total_ms, {_edges(LATENCY_EDGES_MS)}) AS b_total,
                    width_bucket(extract(epoch FROM fr.created_at - e.created_at)::float8,
                                 {_edges(REPLY_EDGES_S)}) AS b_reply,
@@ -133,6 +134,7 @@ def rollup_select_sql() -> str:
                count(*) FILTER (WHERE is_suspected AND NOT is_complaint) AS suspected_complaints,
                count(*) FILTER (WHERE is_wrong OR is_complaint) AS flagged,
                sum(tokens_in)::bigint AS tokens_in, sum(tokens_out)::bigint AS tokens_out,
+               sum(cost)::float8 AS cost,
                {_vector(_counts('b_total', LATENCY_EDGES_MS))} AS latency_hist,
                {_vector(stage_hist)} AS stage_latency_hist,
                {_vector(_counts('b_reply', REPLY_EDGES_S))} AS first_reply_hist

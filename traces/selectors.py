@@ -7,7 +7,7 @@ import json
 from dataclasses import asdict, dataclass, field
 
 from django.db import connection, transaction
-from django.db.models import Exists, F, OuterRef, QuerySet
+from django.db.models import Exists, F, OuterRef, Q, QuerySet
 
 from core import params as core_params
 from core.keyset import keyset_page
@@ -333,3 +333,16 @@ def conversation_last_turn(*, conversation: Conversation):
     """Return the trace of the bot's last real turn (a silenced turn shows nothing), or None."""
     traces = Trace.objects.filter(conversation=conversation).order_by("-created_at", "-pk")
     return traces.exclude(outcome=Trace.Outcome.SILENCED).first() or traces.first()
+
+
+def conversation_turns(*, conversation_id: int) -> list[Trace]:
+    """Return every traced turn of a conversation, oldest first, with the customer's message."""
+    return list(Trace.objects.filter(conversation_id=conversation_id).select_related("message")
+                .defer("search_vector", "retrieval", "attempts", "evidence").order_by("created_at", "pk"))
+
+
+def previous_turn(*, trace: Trace) -> Trace | None:
+    """Return the turn of the same conversation just before this one, or None for its first turn."""
+    return (Trace.objects.filter(conversation_id=trace.conversation_id)
+            .filter(Q(created_at__lt=trace.created_at) | Q(created_at=trace.created_at, pk__lt=trace.pk))
+            .select_related("message").defer("search_vector").order_by("-created_at", "-pk").first())

@@ -298,7 +298,7 @@ def failure_class_rename(*, failure_class: FailureClass, name: str, definition: 
 def failure_class_merge(*, source: FailureClass, target: FailureClass, actor=None) -> FailureClass:
     """Merge source into target: its notes move, it stays as history pointing at the target."""
     if source.pk == target.pk:
-        raise ReviewError("Merge two different classes.")
+        raise ReviewError(f"“{source.name}” cannot be merged into itself: choose another class to merge it into.")
     if target.merged_into_id is not None or source.merged_into_id is not None:
         raise ReviewError("Merge live classes only.")
     moved = list(source.notes.values_list("pk", flat=True))

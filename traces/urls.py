@@ -1,6 +1,6 @@
 from django.urls import path
 
-from traces.views import browser, queues, review, scores, taxonomy, turn
+from traces.views import browser, conversation, queues, review, scores, taxonomy, turn
 
 app_name = "traces"
 urlpatterns = [
@@ -10,6 +10,7 @@ urlpatterns = [
     path("filters/<int:saved_filter_id>/delete/", browser.saved_filter_delete, name="saved_filter_delete"),
     path("<int:trace_id>/", turn.trace_detail, name="detail"),
     path("replies/<int:message_id>/", turn.trace_of_reply, name="reply"),
+    path("conversations/<int:conversation_id>/", conversation.conversation_turns, name="conversation"),
     path("sessions/", review.session_list, name="sessions"),
     path("sessions/<int:session_id>/", review.session_detail, name="session"),
     path("sessions/<int:session_id>/verified-wrong/", review.session_add_verified_wrong,

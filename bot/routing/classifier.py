@@ -18,7 +18,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -155,7 +155,11 @@ class LLMRouter:
 
     def scores(self, text: str) -> dict[str, float]:
         """Return the model's route with its confidence, the rest shared among the other routes."""
-        raw, _usage = structured_completion(
+        return self.scores_and_usage(text)[0]
+
+    def scores_and_usage(self, text: str) -> tuple[dict[str, float], dict]:
+        """Return the model's scores (as `scores`) and the call's token usage."""
+        raw, usage = structured_completion(
             self.client, model=self.model, schema_name="route", schema=ROUTER_SCHEMA,
             messages=[{"role": "system", "content": ROUTER_PROMPT}, {"role": "user", "content": text}])
         payload = json.loads(raw)
@@ -163,18 +167,19 @@ class LLMRouter:
         if route not in ROUTES or not 0.0 <= confidence <= 1.0:
             raise ValueError(f"unusable routing answer: {raw[:200]}")
         rest = (1.0 - confidence) / (len(ROUTES) - 1)
-        return {r: (confidence if r == route else rest) for r in ROUTES}
+        return {r: (confidence if r == route else rest) for r in ROUTES}, usage or {}
 
     def route(self, text: str, *, kind: str = "text", default_language: str = "es") -> Routing:
         """Route one message with the model; on any failure, with the local router."""
         if rule_route(text, kind=kind) is not None:
             return self.local.route(text, kind=kind, default_language=default_language)
         try:
-            scores = self.scores(text)
+            scores, usage = self.scores_and_usage(text)
         except Exception:  # noqa: BLE001 — a model that fails in any way must not stop the turn
             return self.local.route(text, kind=kind, default_language=default_language)
-        return decide(text, scores, kind=kind, default_language=default_language, threshold=self.local.threshold,
-                      source="model", version=self.version)
+        routing = decide(text, scores, kind=kind, default_language=default_language, threshold=self.local.threshold,
+                         source="model", version=self.version)
+        return replace(routing, model=self.model, usage=usage)
 
 
 def local_router(cache_dir) -> LocalRouter:

@@ -39,3 +39,5 @@ class Routing:
     # is asked who they are first. Otherwise the help center may answer before anyone is identified.
     records_required: bool = False
     version: str = ""  # the router that decided (set by the caller, who knows the examples and the model)
+    model: str = ""  # the model asked, when a model routed (its call is priced on the trace)
+    usage: dict | None = None  # that call's token usage as the server reported it

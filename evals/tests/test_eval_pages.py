@@ -115,7 +115,7 @@ def test_golden_set_page_lists_cases_with_flags_versions_runs_and_the_review_que
     cases = text(section(body, "cases"))
     assert "c1 query c1 pago-movil-es — must pass" in cases
     assert "c2 query c2 pago-movil-es — clarification" in cases
-    assert "synthetic, unreviewed Variant" in cases
+    assert "synthetic awaiting review Variant" in cases
     queue = section(body, "review-queue")
     # Read as text: the CSRF token in the forms' markup is random and may hold "c1".
     assert "v1" in text(queue) and "c1" not in text(queue)
@@ -133,8 +133,9 @@ def test_runs_page_shows_versions_numbers_corrected_rate_or_why_undefined_and_pl
     body = client.get(reverse("evals:runs"), {"golden": golden_set.pk}).content.decode()
     base_row, head_row = text(section(body, f"run-{base.pk}")), text(section(body, f"run-{head.pk}"))
     assert f"{golden_set.name} v2 full path writer-3 4 template faithfulness-1 (judge-small)" in base_row
-    assert "0.800 @5 0.600 0.900 [0.800, 0.950] 0 Done" in base_row
-    assert "0.600 @5 0.500 undefined: TPR + TNR ≤ 1: the judge is no better than chance (observed 0.700) 1 Done" \
+    # (— : runs seeded without a recorded cost)
+    assert "0.800 @5 0.600 0.900 [0.800, 0.950] 0 — Done" in base_row
+    assert "0.600 @5 0.500 undefined: TPR + TNR ≤ 1: the judge is no better than chance (observed 0.700) 1 — Done" \
         in head_row
     recall_plot = section(body, "plot-recall")
     assert recall_plot.count("<circle") == 2 and recall_plot.count("<polyline") == 1
@@ -291,7 +292,7 @@ def test_generate_variants_from_a_failure_class_puts_them_in_the_review_queue(cl
     assert all("300" in c.query for c in made)  # numbers are kept
     queue = text(section(client.get(reverse("evals:golden_set", args=[golden_set.pk])).content.decode(),
                          "review-queue"))
-    assert queue.startswith("Synthetic cases awaiting review (3)") and all(c.case_id in queue for c in made)
+    assert queue.startswith("Cases awaiting review (3)") and all(c.case_id in queue for c in made)
 
 
 # --- calibration -------------------------------------------------------------------------------------------------

@@ -45,14 +45,18 @@ def make_set(name=None, case_ids=("c1", "c2"), **fields) -> GoldenSet:
     return golden_set
 
 
-def make_trace(*, outcome="answered", reason="", kept=("reconexion-fibra-es",), query="cuanto cobran") -> Trace:
+def make_trace(*, outcome="answered", reason="", kept=("reconexion-fibra-es",), query="cuanto cobran",
+               cited=()) -> Trace:
+    """A trace whose search kept `kept` (each one evidence item, E1…) and whose reply cited the items of `cited`."""
     contact = Contact.objects.create(channel="webchat", name="Test", language="es")
     conversation = Conversation.objects.create(contact=contact, channel="webchat")
+    evidence = [{"id": f"E{n}", "kind": "chunk", "doc": doc, "text": doc} for n, doc in enumerate(kept, start=1)]
     return Trace.objects.create(
         conversation=conversation, channel="webchat", language="es", route="document", outcome=outcome,
         escalation_reason=reason, query=query, verdict="grounded" if outcome == "answered" else "",
         retrieval=[{"rank": rank, "doc": doc, "kept": True, "vector_score": 0.8}
-                   for rank, doc in enumerate(kept, start=1)])
+                   for rank, doc in enumerate(kept, start=1)],
+        evidence=evidence, citations=[row["id"] for row in evidence if row["doc"] in cited])
 
 
 def sample_subset(name: str, count: int = 3) -> GoldenSet:
@@ -277,7 +281,7 @@ def test_the_trace_browser_has_a_checkbox_per_trace_posting_to_the_bulk_add(clie
 def test_bulk_add_asks_for_a_set_then_adds_one_case_per_trace_with_the_single_paths_hygiene(client, analyst):
     golden_set = make_set(case_ids=())
     archived = make_set(archived_at="2026-11-01T00:00:00Z")
-    answered = make_trace(kept=("reconexion-fibra-es", "pago-movil-es"))
+    answered = make_trace(kept=("reconexion-fibra-es", "pago-movil-es"), cited=("pago-movil-es",))
     escalated = make_trace(outcome="escalated", reason="NO_CONTEXT", query="¿capital de Francia?")
     back = f"{reverse('traces:list')}?outcome=answered"
     choose = client.post(reverse("evals:golden_bulk_add"), {"trace": [answered.pk, escalated.pk], "next": back})
@@ -289,8 +293,9 @@ def test_bulk_add_asks_for_a_set_then_adds_one_case_per_trace_with_the_single_pa
                         {"trace": [answered.pk, escalated.pk], "golden_set": golden_set.pk, "next": back})
     assert added.status_code == 302 and added["Location"] == back
     cases = {case.trace_id: case for case in golden_set.cases.all()}
-    assert cases[answered.pk].hits == ["reconexion-fibra-es", "pago-movil-es"]
+    assert cases[answered.pk].hits == ["pago-movil-es"]  # what the reply cited, not everything the search kept
     assert cases[escalated.pk].hits == []  # what an escalated turn retrieved is what failed: the analyst picks
+    assert not any(c.reviewed for c in cases.values())  # added in bulk: they wait for review
     assert {c.origin for c in cases.values()} == {"trace"} and not any(c.must_pass for c in cases.values())
     golden_set.refresh_from_db()
     assert golden_set.current_version == 2  # one version for the whole batch

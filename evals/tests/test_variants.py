@@ -172,10 +172,10 @@ def test_approving_keeps_a_variant_and_rejecting_deletes_it_each_a_new_version(c
     assert dropped.case_id not in [row["id"] for row in golden_export(name=golden_set.name)]
 
 
-def test_reviewing_a_case_that_is_not_synthetic_is_refused(coded, golden_set, analyst):
+def test_reviewing_a_case_that_is_not_awaiting_review_is_refused(coded, golden_set, analyst):
     case = golden_case_from_trace(trace=coded["traces"][0], user=analyst, golden_set=golden_set)
     golden_set.refresh_from_db()
-    with pytest.raises(VariantError, match="not a synthetic case"):
+    with pytest.raises(VariantError, match="not awaiting review"):
         variant_review(case=case, approve=False, user=analyst)
     assert GoldenCase.objects.filter(pk=case.pk).exists()
     assert GoldenSet.objects.get(pk=golden_set.pk).current_version == golden_set.current_version

@@ -41,6 +41,8 @@ def golden_case_create(request, trace_id):
 
 
 CASE_QUERY_MAX = 2_000
+SPLIT_CHOICES = [("", "hashed from the case id"), ("dev", "dev (choose on it)"), ("test", "test (report once)")]
+LANGUAGE_CHOICES = [("", "not set"), ("es", "Spanish"), ("en", "English")]
 CASE_LIST_MAX = 20_000  # facts, hits or hard negatives, as typed in one field
 
 
@@ -71,12 +73,22 @@ def golden_case_edit(request, case_id):
             facts = _lines(_case_field(request, "facts", "The facts field", CASE_LIST_MAX))
             hits = commas(_case_field(request, "hits", "The hits field", CASE_LIST_MAX))
             negatives = commas(_case_field(request, "hard_negatives", "The hard negatives field", CASE_LIST_MAX))
+            split = params.choice(request.POST.get("split"), ["dev", "test"], label="The split")
+            language = params.choice(request.POST.get("language"), ["es", "en"], label="The language")
+            as_of = params.day(request.POST.get("as_of"), label="As of")
+            problem = next((p.error for p in (split, language, as_of) if p.error), "")
+            if problem:
+                raise services.GoldenSetError(problem)
             services.golden_case_documents_check(hits=hits, hard_negatives=negatives)
             services.golden_case_update(
                 case=case, user=request.user, query=query, facts=facts, hits=hits, hard_negatives=negatives,
                 must_pass="must_pass" in request.POST,
                 clarification_expected="clarification_expected" in request.POST,
-                synthetic="synthetic" in request.POST)
+                synthetic="synthetic" in request.POST, out_of_scope="out_of_scope" in request.POST,
+                # A field the form did not send stays as it is (the page always sends all three).
+                split=split.value if "split" in request.POST else None,
+                language=language.value if "language" in request.POST else None,
+                as_of=as_of.value if "as_of" in request.POST else services.UNCHANGED)
         except services.GoldenSetError as exc:
             error = str(exc)
         else:
@@ -92,6 +104,12 @@ def golden_case_edit(request, case_id):
         "facts": posted.get("facts", "") if posted else "\n".join(case.facts),
         "hits": posted.get("hits", "") if posted else ", ".join(case.hits),
         "hard_negatives": posted.get("hard_negatives", "") if posted else ", ".join(case.hard_negatives),
+        "flags": {name: (name in posted) if posted else getattr(case, name)
+                  for name in ("must_pass", "clarification_expected", "synthetic", "out_of_scope")},
+        "split": posted.get("split", "") if posted else case.split,
+        "language": posted.get("language", "") if posted else case.language,
+        "as_of": posted.get("as_of", "") if posted else (case.as_of.isoformat() if case.as_of else ""),
+        "split_choices": SPLIT_CHOICES, "language_choices": LANGUAGE_CHOICES,
         "suggestions": services.case_suggestions(case, live), "live_documents": sorted(live),
         "missing_documents": services.missing_documents(case, services.deleted_document_slugs()),
         "trace_failure": services.trace_failure(case.trace) if case.trace_id else "",
@@ -101,7 +119,7 @@ def golden_case_edit(request, case_id):
 BULK_MAX = 200  # traces per bulk add; the trace browser shows 50 a page
 
 
-def _bulk_back(request) -> str:
+def bulk_back(request) -> str:
     """Return where to go after a bulk add: the trace browser page it came from, if it is one of ours."""
     back = request.POST.get("next", "")
     if back and url_has_allowed_host_and_scheme(back, allowed_hosts={request.get_host()},
@@ -119,7 +137,7 @@ def golden_bulk_add(request):
     hold yet and says how many were added and how many were already in it.
     """
     require_trace_reviewer(request.user)
-    back = _bulk_back(request)
+    back = bulk_back(request)
     raw_ids = request.POST.getlist("trace")
     ids, bad = [], []
     for raw in raw_ids[:BULK_MAX + 1]:
@@ -146,11 +164,14 @@ def golden_bulk_add(request):
             error = "That golden set does not exist (any more); choose another."
         else:
             try:
-                result = services.golden_cases_from_traces(traces=traces, user=request.user, golden_set=golden_set)
+                result = services.golden_cases_from_traces(traces=traces, user=request.user, golden_set=golden_set,
+                                                           awaiting_review=True)
             except services.GoldenSetError as exc:
                 error = str(exc)
             else:
-                messages.success(request, result.summary)
+                waiting = (f" The new case{'s wait' if len(result.added) > 1 else ' waits'} for review on the set's "
+                           "page (approve, or open and save) before any run counts it.") if result.added else ""
+                messages.success(request, result.summary + waiting)
                 return HttpResponseRedirect(back)
     elif "golden_set" in request.POST:
         error = error or "Choose a golden set."

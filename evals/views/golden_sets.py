@@ -37,7 +37,7 @@ def _golden_sets_context(*, show_archived: bool) -> dict:
         case_count=Count("cases", distinct=True),
         must_pass_count=Count("cases", filter=Q(cases__must_pass=True), distinct=True),
         synthetic_count=Count("cases", filter=Q(cases__synthetic=True), distinct=True),
-        awaiting_review=Count("cases", filter=Q(cases__synthetic=True, cases__reviewed=False), distinct=True),
+        awaiting_review=Count("cases", filter=Q(cases__reviewed=False), distinct=True),
     )
     archived_count = GoldenSet.objects.filter(archived_at__isnull=False).count()
     sets = list(sets if show_archived else sets.filter(archived_at__isnull=True))
@@ -109,7 +109,7 @@ def _detail_context(golden_set: GoldenSet, *, card: dict | None = None) -> dict:
     return {
         "golden_set": golden_set, "cases": cases,
         "cases_missing_documents": sum(1 for case in cases if case.missing_documents),
-        "awaiting_review": [c for c in cases if c.synthetic and not c.reviewed],
+        "awaiting_review": [c for c in cases if not c.reviewed],
         "versions": golden_set.versions.defer("snapshot").select_related("created_by").order_by("-number"),
         "runs": [RunSummary.of(run) for run in golden_set.runs.all()[:10]],
         "gate": golden_set.gate_decisions.first(),
@@ -255,7 +255,7 @@ def golden_set_variants(request, golden_set_id):
 @login_required
 @require_POST
 def golden_case_review(request, golden_set_id, case_id):
-    """Approve or reject one synthetic case; a second click on a case already reviewed changes nothing."""
+    """Approve or reject one case awaiting review; a second click on a case already reviewed changes nothing."""
     golden_set = access_golden_set(request.user, golden_set_id)
     decision = request.POST.get("decision", "")
     if decision not in ("approve", "reject"):

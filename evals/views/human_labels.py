@@ -13,6 +13,7 @@ from core import params
 from evals.access import access_run_item
 from evals.human_labels import human_label_save, item_key_for, split_for
 from evals.models import EvalRunItem, GoldenSet, HumanLabel
+from evals.online_judge import trace_verdicts
 from traces.access import may_review_traces, require_trace_reviewer
 from traces.models import Trace
 
@@ -71,12 +72,14 @@ def trace_label(request, trace_id):
 
 @login_required
 def trace_panels(request, trace_id):
-    """The trace page's evals panels (loaded by htmx): make a golden case, and the human label."""
+    """The trace page's evals panels (loaded by htmx): the judge's verdicts, replay, make a golden case, and the
+    human label."""
     require_trace_reviewer(request.user)
     trace = get_object_or_404(Trace, pk=trace_id)
     return render(request, "evals/_trace_panels.html", {
         "trace": trace, "golden_sets": list(GoldenSet.objects.filter(archived_at__isnull=True)),
         "golden_cases": list(trace.golden_cases.select_related("golden_set")),
+        "judge_verdicts": trace_verdicts(trace),
         **trace_label_context(request.user, trace)})
 
 

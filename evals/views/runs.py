@@ -9,7 +9,7 @@ from django.shortcuts import redirect, render
 
 from core import params
 from evals.access import access_run
-from evals.models import EvalRun, GoldenSet
+from evals.models import EvalRun, EvalRunItem, GoldenCase, GoldenSet, ReplayExperiment
 from evals.run_plots import PlotValue, line_plot
 from evals.runner import run_compare as compare_runs
 from evals.views.human_labels import item_label_context
@@ -18,6 +18,7 @@ from traces.access import require_trace_reviewer
 
 PLOTTED_RUNS = 50
 LISTED_RUNS = 200
+OTHER_RUNS_SHOWN = 8  # a case's other runs linked from a run's page, newest first
 
 
 def _plots(summaries: list[RunSummary]) -> list[dict]:
@@ -57,6 +58,7 @@ def runs(request):
         "default_head": of_chosen[0].pk if of_chosen else None,
         "default_base": of_chosen[1].pk if len(of_chosen) > 1 else None,
         "problems": [golden.error] if golden.error else [],
+        "experiments": list(ReplayExperiment.objects.select_related("created_by")[:LISTED_RUNS]),
     })
 
 @login_required
@@ -65,8 +67,19 @@ def run_detail(request, run_id):
     run = access_run(request.user, run_id)
     items = list(run.items.prefetch_related("human_labels"))
     items.sort(key=lambda item: (item.passed, item.case_id))
+    cases = {case.case_id: case for case in GoldenCase.objects.filter(golden_set_id=run.golden_set_id,
+                                                                        case_id__in=[i.case_id for i in items])
+             .only("pk", "case_id", "trace_id")}
+    other_runs: dict[str, list] = {}
+    for row in (EvalRunItem.objects.filter(run__golden_set_id=run.golden_set_id, case_id__in=list(cases),
+                                           run__labels_file="")
+                .exclude(run=run).order_by("-run_id").values("run_id", "case_id", "failures")):
+        if len(other_runs.setdefault(row["case_id"], [])) < OTHER_RUNS_SHOWN:
+            other_runs[row["case_id"]].append({"run_id": row["run_id"], "passed": not row["failures"]})
     for item in items:
         item_label_context(item)
+        item.golden_case = cases.get(item.case_id)
+        item.other_runs = other_runs.get(item.case_id, [])
     return render(request, "traces/run_detail.html", {
         "run": run, "summary": RunSummary.of(run), "items": items,
         "failing": sum(1 for item in items if not item.passed), "gate": run.gate_decisions.first(),

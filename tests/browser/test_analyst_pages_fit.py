@@ -89,7 +89,8 @@ def test_traces_and_evals_pages_fit_at_1440_and_390_without_sideways_scroll(live
     session, golden_set, runs = data["session"], data["golden_set"], data["runs"]
     paths = [
         "/traces/", "/traces/?text=reconexion&escalation_reason=tool_error",
-        f"/traces/{data['trace'].pk}/", "/traces/sessions/", f"/traces/sessions/{session.pk}/",
+        f"/traces/{data['trace'].pk}/", f"/traces/conversations/{data['trace'].conversation_id}/",
+        f"/traces/{data['trace'].pk}/replay/", "/traces/sessions/", f"/traces/sessions/{session.pk}/",
         f"/traces/sessions/{session.pk}/review/1/", f"/traces/sessions/{session.pk}/taxonomy/",
         "/traces/golden/", "/traces/golden/?archived=yes", f"/traces/golden/{golden_set.pk}/", f"/traces/golden/cases/{data['case'].pk}/",
         "/traces/runs/", f"/traces/runs/{runs[0].pk}/", f"/traces/runs/compare/?base={runs[0].pk}&head={runs[1].pk}",

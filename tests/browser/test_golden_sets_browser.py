@@ -119,6 +119,14 @@ def _add_traces_from_the_browser(page, base, traces, golden_set):
     page.get_by_role("button", name="Add to the set").click()
     expect(page.locator(".messages")).to_contain_text(f"1 added to {SET_NAME} (version 2), 3 already in the set.")
     assert sorted(golden_set.cases.values_list("trace_id", flat=True)) == sorted(t.pk for t in traces[:4])
+    # Added in bulk, they wait for review: approved on the set's page, they count in runs.
+    page.goto(f"{base}/traces/golden/{golden_set.pk}/")
+    expect(page.locator("#review-queue h2")).to_have_text("Cases awaiting review (4)")
+    for case in golden_set.cases.all():
+        page.locator(f"#review-{case.pk}").get_by_role("button", name="Approve").click()
+        expect(page.locator(f"#review-{case.pk}")).to_have_count(0)
+    expect(page.locator("#review-queue h2")).to_have_text("Cases awaiting review (0)")
+    page.goto(f"{base}/traces/?outcome=answered")
 
 
 def _save_the_set_s_own_gates(page, base, golden_set):

@@ -236,6 +236,21 @@ def tokens_section(merged: dashboard.Histograms) -> Section:
          ("tokens", "", "estimated_cost", round(cost, 4))])
 
 
+def cost_section(source: dashboard.Source) -> Section:
+    """What the model calls cost (recorded on each turn at MODEL_PRICES): per day, and per configuration with its
+    cost per answered turn."""
+    found = dashboard.costs(source)
+    days = [{"day": row.key, "cost": f"{row.cost:.6f}", "answered": row.answered,
+             "per_answered": f"{row.per_answered:.6f}" if row.per_answered is not None else "—"} for row in found.days]
+    configurations = [{"fingerprint": row.key, "cost": f"{row.cost:.6f}", "answered": row.answered,
+                       "per_answered": f"{row.per_answered:.6f}" if row.per_answered is not None else "—"}
+                      for row in found.configurations]
+    csv = [("cost", row.key.isoformat(), "cost_usd", round(row.cost, 6)) for row in found.days]
+    csv += [("cost_per_answered", row.key, "cost_usd", round(row.per_answered, 6))
+            for row in found.configurations if row.per_answered is not None]
+    return Section({"cost": {"days": days, "configurations": configurations, "total": f"{found.total:.6f}"}}, csv)
+
+
 def comparison_section(request: DashboardRequest, source: dashboard.Source) -> Section:
     """The configurations to pick from and, when two are picked, their rates over the range and slice."""
     # Newest first; configurations that first ran at the same moment stay in fingerprint order.
@@ -340,6 +355,7 @@ def dashboard_build(request: DashboardRequest, *, scope: str, now: dt.datetime) 
                      agents_section(source),
                      latency_section(merged),
                      tokens_section(merged),
+                     cost_section(source),
                      comparison_section(request, source),
                      fallbacks_section(query, day_names=day_names, trace_link=trace_link),
                      scores_section(query, day_names=day_names, trace_link=trace_link)]

@@ -14,6 +14,7 @@ from kb.access import may_edit_kb
 from kb.models import Chunk
 from traces import display, selectors
 from traces.access import access_trace_for_editor, may_read_traces, may_review_traces
+from traces.conversation import same_words
 from traces.fingerprint import PARTS
 from traces.models import Trace
 
@@ -33,11 +34,15 @@ def trace_detail(request, trace_id):
     if may_review_traces(request.user):
         notes = list(trace.review_notes.select_related("author", "failure_class", "session", "queue"))
         scores = list(trace.scores.select_related("definition", "author").order_by("definition__name", "pk"))
+    previous = selectors.previous_turn(trace=trace)
     return render(request, "traces/trace_detail.html", {"trace": trace, "notes": notes, "scores": scores,
                                                         **turn_facts(trace),
                                                         "context": _conversation_context(trace),
                                                         "complaints": _complaints(trace),
-                                                        "configuration": _configuration_rows(trace)})
+                                                        "configuration": _configuration_rows(trace),
+                                                        "previous": previous,
+                                                        "repeats_previous": previous is not None and same_words(
+                                                            trace.final_text, previous.final_text)})
 
 
 def _editor_view(request, trace: Trace):
@@ -72,6 +77,7 @@ def turn_facts(trace: Trace) -> dict:
         "attempts": attempts,
         "humanizer": display.humanizer_sentence(trace.humanizer),
         "tokens": display.token_usage(trace.token_usage),
+        "model_calls": display.model_calls(trace.model_calls),
     }
 
 

@@ -7,6 +7,9 @@ out as CAPABILITY_MISSING, a photo or voice note as MEDIA; small talk is answere
 questions are mostly answered, sometimes asked to clarify or escalated for the reasons those routes have (no
 context, an answer the verifier refused, the billing API down).
 
+Then the daily judge runs once over today's answered live turns, so the dashboard shows a judged sample beside the
+dial (with the corrected rate once demo_calibration has labelled and judged the committed labels).
+
 The story ends on the configuration the live demo runs (the one demo_conversations' turns recorded, or the one
 in force): eight days ago the writer's prompt moved to the version in use — the previous one gave more answers
 the verifier refused and agents marked wrong; three days ago the retrieval prune margin moved to the one in
@@ -43,6 +46,8 @@ from desk.backfill import (
 )
 from desk.models import ComplaintSignal, Contact, Escalation, Message
 from evals.golden import read_golden_rows
+from evals.judge import get_judge
+from evals.online_judge import judge_live_day
 from kb.search import current_index_version
 from traces.fingerprint import ConfigurationParts
 from traces.models import Trace
@@ -152,6 +157,11 @@ class Command(BaseCommand):
             self.stdout.write(f"Dashboard demo: {made} turns over {DAYS} days.")
         report = rollups_rebuild(start=now - dt.timedelta(days=DAYS + 1), end=now, now=now)
         self.stdout.write(f"Rolled {report.hours} hours into {report.rows} rollup rows; open /dashboard/.")
+        # The daily judge once, as beat would run it, over every answered turn of today's live demo conversations
+        # (a handful: the whole day is its sample); a second run judges nothing twice.
+        judged = judge_live_day(day=clock.today(), judge=get_judge(), rate=1.0)
+        self.stdout.write(f"The judge on live traffic: {judged.judged_now + judged.already} of today's "
+                          f"{judged.answered} answered turns judged by {judged.judge_version}.")
 
     @transaction.atomic
     def _seed(self, now: dt.datetime) -> int:
