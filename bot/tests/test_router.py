@@ -95,9 +95,10 @@ def test_the_model_routes_with_its_own_confidence(local):
         fake.chat_script = [{"route": "document", "confidence": 0.9}]
         router = LLMRouter(local, client=_client(fake), model="router-model")
         routing = router.route("el cobro del mes")
-    # The model's 0.9, with small talk's share of the rest (0.1 over four classes) set aside: no social word.
-    assert (routing.route, routing.confidence, routing.rule) == (Route.DOCUMENT, pytest.approx(0.9 / (1 - 0.1 / 4)),
-                                                                 "model")
+    # The model's 0.9, with two shares of the rest (0.1 over four other classes) set aside: small talk's (no social
+    # word) and out of scope's (the message speaks of billing).
+    assert (routing.route, routing.confidence, routing.rule) == (Route.DOCUMENT,
+                                                                 pytest.approx(0.9 / (1 - 2 * 0.1 / 4)), "model")
     assert routing.version == f"llm:router-model+{local.version}"
     body = fake.requests[0]["body"]
     assert body["response_format"]["json_schema"]["schema"]["properties"]["route"]["enum"] == [
