@@ -167,6 +167,10 @@ class Message(models.Model):
         return self.author == Message.Author.BOT and not payload.get("escalation_notice")
 
 
+# Lines the desk once appended to an escalation's detail when it closed; never the customer's words.
+SYSTEM_MARKERS = frozenset({"[resolved]", "[handed back]"})
+
+
 class Escalation(models.Model):
     class Status(models.TextChoices):
         OPEN = "open", "Open"
@@ -197,6 +201,13 @@ class Escalation(models.Model):
 
     def __str__(self):
         return f"{self.reason} on conversation {self.conversation_id}"
+
+    @property
+    def detail_shown(self) -> str:
+        """The detail as agents read it: without the "[resolved]" / "[handed back]" markers older versions
+        appended (how an escalation ended is an event in the thread, not something the customer wrote)."""
+        return "\n".join(line for line in self.detail.splitlines()
+                         if line.strip() not in SYSTEM_MARKERS).strip()
 
 
 class Event(models.Model):

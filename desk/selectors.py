@@ -6,7 +6,7 @@ import logging
 import re
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
-from decimal import Decimal
+from decimal import Decimal, InvalidOperation
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -14,7 +14,6 @@ from django.db.models import Count, F, Max, OuterRef, Prefetch, Q, QuerySet, Sub
 from django.utils import timezone
 
 from billing.answers.money import LANGUAGES, money_text
-from billing.api.client import billing_client
 from core import clock
 from core.fulltext import Matches, bilingual_query, newest_first
 from core.keyset import cursor_decode, cursor_encode, keyset_after, keyset_page
@@ -93,7 +92,9 @@ class QueueCursor:
 
 def _last_inbound(field: str) -> Subquery:
     return Subquery(
-        Message.objects.filter(conversation=OuterRef("conversation_id"), direction=Message.Direction.INBOUND)
+        # What the customer wrote: WhatsApp's system notices (a number changed) are not the customer's words.
+        Message.objects.filter(conversation=OuterRef("conversation_id"), direction=Message.Direction.INBOUND,
+                               author=Message.Author.CUSTOMER)
         .order_by("-created_at", "-pk")
         .values(field)[:1]
     )
@@ -261,6 +262,7 @@ class ThreadEntry:
     at: datetime
     message: Message | None = None
     event: Event | None = None
+    language: str = "es"  # the contact's: amounts in the thread are written as the account panel writes them
 
     @property
     def is_note(self) -> bool:
@@ -345,15 +347,23 @@ class ThreadEntry:
                                + (f", instead of {detail['previous']}" if detail.get("previous") else ""),
             "customer_unlinked": f"unlinked from billing customer {detail.get('customer_id', '?')}{by}",
             "number_changed": f"number changed from {detail.get('from') or '?'} to {detail.get('to') or '?'}",
-            **_credit_note_labels(detail, by),
+            **_credit_note_labels(detail, by, self.language),
         }
         return labels.get(event.kind, event.kind.replace("_", " "))
 
 
-def _credit_note_labels(detail: dict, by: str) -> dict[str, str]:
+def _event_money(detail: dict, language: str) -> str:
+    """The event's amount in the one money notation (as recorded when it cannot be read)."""
+    try:
+        return money_text(Decimal(str(detail.get("amount"))), str(detail.get("currency") or ""),
+                          language if language in LANGUAGES else "es")
+    except (InvalidOperation, ValueError):
+        return f"{detail.get('amount', '?')} {detail.get('currency', '')}".strip()
+
+
+def _credit_note_labels(detail: dict, by: str, language: str = "es") -> dict[str, str]:
     """The thread's lines for a credit note's life: proposed, approved, rejected, sent, failed, retried."""
-    what = (f"credit note of {detail.get('amount', '?')} {detail.get('currency', '')} on invoice "
-            f"{detail.get('invoice_id', '?')}")
+    what = f"credit note of {_event_money(detail, language)} on invoice {detail.get('invoice_id', '?')}"
     return {
         "credit_note_proposed": f"{what} proposed{by}: {detail.get('reason', '')}",
         "credit_note_approved": f"{what} approved{by}",
@@ -372,8 +382,9 @@ def conversation_thread(*, conversation: Conversation) -> list[ThreadEntry]:
         .order_by("created_at", "pk")
     )
     events = conversation.events.select_related("actor").order_by("created_at", "pk")
-    entries = [ThreadEntry(at=m.created_at, message=m) for m in messages]
-    entries += [ThreadEntry(at=e.created_at, event=e) for e in events]
+    language = conversation.contact.language
+    entries = [ThreadEntry(at=m.created_at, message=m, language=language) for m in messages]
+    entries += [ThreadEntry(at=e.created_at, event=e, language=language) for e in events]
     # A message and the event it caused share a transaction; the message reads first.
     entries.sort(key=lambda entry: (entry.at, 0 if entry.message else 1))
     return entries
@@ -429,64 +440,3 @@ def thread_version(*, conversation: Conversation) -> str:
     events = conversation.events.aggregate(last=Max("pk"))
     parts = [messages.pop("last"), messages.pop("wrong"), *messages.values(), events["last"]]
     return ".".join(str(part or 0) for part in parts)
-
-
-@dataclass(frozen=True)
-class PaymentRow:
-    """One payment as the account panel lists it, its amount already written for the contact."""
-
-    date: str
-    amount: str
-    method: str
-    status: str
-
-
-@dataclass(frozen=True)
-class AccountSummary:
-    """What the desk shows of a subscriber's billing account; `state` says whether there is anything.
-
-    Amounts come written in the contact's language (`plan_price`, `invoice_total`, each payment's
-    `amount`), in billing's one money notation: `Bs. 3.248,00`, `USD 40,60`.
-    """
-
-    state: str  # ok | unavailable | not_found | unidentified
-    customer: dict | None = None
-    plan: dict | None = None
-    invoice: dict | None = None
-    payments: tuple[PaymentRow, ...] = ()
-    error: str = ""
-    plan_price: str = ""
-    invoice_total: str = ""
-
-
-def account_summary(*, customer_id: str, language: str = "es", payments: int = 3) -> AccountSummary:
-    """Ask the billing capability for the plan, current invoice and last payments of a customer.
-
-    `language` is the contact's; one billing cannot write falls back to Spanish, the contacts' default.
-    """
-    if not customer_id:
-        return AccountSummary(state="unidentified")
-    try:
-        result = billing_client().account_summary(customer_id)
-    except Exception:  # the panel must not take the conversation page down with it
-        logger.exception("account summary for %s failed", customer_id)
-        return AccountSummary(state="unavailable")
-    if result.should_escalate:
-        return AccountSummary(state="unavailable", error=result.error.code if result.error else "")
-    if not result.ok:
-        return AccountSummary(state="not_found", error=result.error.message if result.error else "")
-    language = language if language in LANGUAGES else "es"
-
-    def money(payload: dict) -> str:
-        return money_text(Decimal(payload["amount"]), payload["currency"], language)
-
-    data = result.data
-    plan = (data.get("plan") or {}).get("plan")
-    invoice = data.get("current_invoice")
-    return AccountSummary(
-        state="ok", customer=data.get("customer"), plan=plan, invoice=invoice,
-        payments=tuple(PaymentRow(p["date"], money(p["amount"]), p["method"], p["status"])
-                       for p in (data.get("payments") or [])[:payments]),
-        plan_price=money(plan["price"]) if plan else "",
-        invoice_total=money(invoice["total"]) if invoice else "",
-    )

@@ -11,7 +11,7 @@ from bot.writer import TemplateWriter
 from core import clock
 from desk import services
 from desk.models import CannedReply, Channel, Conversation, Event, Message
-from desk.selectors import account_summary
+from desk.account import account_summary
 from tests.support.factories import bot_says, conversation_start, customer_says, escalated
 from traces.models import Trace
 

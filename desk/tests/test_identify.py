@@ -27,12 +27,12 @@ HTMX = {"HTTP_HX_REQUEST": "true"}
 
 
 @pytest.mark.parametrize(("typed", "lookups"), [
-    ("69578956", [("account_number", "69578956"), ("national_id", "V-69578956"), ("phone", "69578956")]),
+    ("69578956", [("account_number", "69578956"), ("national_id", "V-69578956")]),
     ("v-26.042.465", [("national_id", "V-26042465")]),
     ("J-12345678-9", [("national_id", "J-12345678-9")]),
-    ("26042465 ", [("account_number", "26042465"), ("national_id", "V-26042465"), ("phone", "26042465")]),
+    ("26042465 ", [("account_number", "26042465"), ("national_id", "V-26042465")]),
     ("+58 426-446 8662", [("phone", "+584264468662")]),
-    ("0426-4468662", [("phone", "04264468662")]),
+    ("0426-4468662", [("phone", "+584264468662")]),
     ("Marisol", []), ("", []), ("12", []), ("V-1", []),
 ])
 def test_what_a_typed_query_is_looked_up_as(typed, lookups):
