@@ -18,6 +18,7 @@ from core import clock
 from core.fulltext import Matches, bilingual_query, newest_first
 from core.keyset import cursor_decode, cursor_encode, keyset_after, keyset_page
 from desk.disagreement import RULE_LABELS
+from desk.identifiers import whatsapp_digits
 from desk.models import ComplaintSignal, Contact, Conversation, Escalation, Event, Message
 from desk.reasons import reason_label
 from desk.storable import TEXT_MAX
@@ -166,12 +167,18 @@ def escalation_queue(*, agent, filters: QueueFilters, after: QueueCursor | None 
     return queue[:limit] if limit is not None else queue
 
 
-def _search(term: str) -> Q:
-    """Match a contact by name, WhatsApp number (any punctuation) or billing customer id."""
+def _search(term: str, customer_ids: tuple[str, ...] = ()) -> Q:
+    """Match a contact by name, WhatsApp number (local, national or international form, any punctuation),
+    billing customer id, or one of `customer_ids` (billing's answer for an account number or cédula/RIF)."""
     match = Q(name__icontains=term) | Q(customer_id__iexact=term)
+    phone = whatsapp_digits(term)
+    if phone:
+        match |= Q(wa_id=phone)
     digits = re.sub(r"\D", "", term)
     if len(digits) >= 4:
         match |= Q(wa_id__contains=digits)
+    if customer_ids:
+        match |= Q(customer_id__in=customer_ids)
     return match
 
 
@@ -234,11 +241,12 @@ def message_search(*, text: str, after: str = "",
     return keyset_page(rows, after=after, size=size)
 
 
-def contacts_matching(*, term: str, limit: int = CONTACTS_SHOWN) -> list[Contact]:
+def contacts_matching(*, term: str, customer_ids: tuple[str, ...] = (),
+                      limit: int = CONTACTS_SHOWN) -> list[Contact]:
     """Return the contacts whose name, WhatsApp number or customer id matches `term` (as the queue's search),
-    each with how many conversations it has."""
-    return list(Contact.objects.filter(_search(term)).annotate(conversation_count=Count("conversations"))
-                .order_by("name", "pk")[:limit])
+    or who are linked to one of `customer_ids`, each with how many conversations it has."""
+    return list(Contact.objects.filter(_search(term, customer_ids))
+                .annotate(conversation_count=Count("conversations")).order_by("name", "pk")[:limit])
 
 
 def contact_conversations(*, contact: Contact) -> list[Conversation]:
