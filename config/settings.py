@@ -131,6 +131,7 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "core.roles.navigation",
+                "desk.header.desk_header",
             ],
         },
     },
@@ -356,6 +357,9 @@ DESK_WAIT_AMBER_MINUTES = env_int("DESK_WAIT_AMBER_MINUTES", 5)
 DESK_WAIT_RED_MINUTES = env_int("DESK_WAIT_RED_MINUTES", 15)
 # A customer writing to a resolved conversation reopens it to the bot, or to the humans when this is on.
 DESK_REOPEN_TO_HUMAN = env_bool("DESK_REOPEN_TO_HUMAN", False)
+# How many open conversations an agent holds at once before automatic assignment passes them by (their own
+# capacity, set on the supervisor's load page, wins).
+DESK_AGENT_CAPACITY = env_int("DESK_AGENT_CAPACITY", 5)
 # The web chat at /chat/: on in the demo and the tests (debug), where anyone may talk to the bot; in production
 # off unless turned on, and then only for signed-in staff ("try the bot"), never anonymous visitors.
 WEBCHAT_ENABLED = env_bool("WEBCHAT_ENABLED", DEBUG)

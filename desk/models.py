@@ -338,3 +338,48 @@ class ComplaintSignal(models.Model):
 
     def __str__(self):
         return f"{self.get_certainty_display()} on message {self.message_id} ({self.source})"
+
+
+class AgentProfile(models.Model):
+    """How an agent takes escalations: available or away, and how many open conversations they hold at once.
+
+    Automatic assignment (desk/routing.py) hands a waiting escalation only to an available agent with room,
+    and locks these rows while it decides, so two assigners never give one agent more than their capacity.
+    """
+
+    class Status(models.TextChoices):
+        AVAILABLE = "available", "Available"
+        AWAY = "away", "Away"
+
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="desk_profile")
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.AWAY)
+    capacity = models.PositiveSmallIntegerField(null=True, blank=True,
+                                                help_text="Open conversations at once; empty: DESK_AGENT_CAPACITY.")
+    last_assigned_at = models.DateTimeField(null=True, blank=True,
+                                            help_text="When an escalation was last assigned to them automatically.")
+    status_changed_at = ClockDateTimeField(auto_now_add=True)
+
+    def __str__(self):
+        return f"{self.user} ({self.status})"
+
+    @property
+    def effective_capacity(self) -> int:
+        return self.capacity if self.capacity is not None else settings.DESK_AGENT_CAPACITY
+
+
+class Notification(models.Model):
+    """Something the desk tells one person: shown in the desk header until they open it."""
+
+    recipient = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="desk_notifications")
+    conversation = models.ForeignKey(Conversation, null=True, blank=True, on_delete=models.CASCADE, related_name="+")
+    text = models.CharField(max_length=300)
+    created_at = ClockDateTimeField(auto_now_add=True)
+    read_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+        indexes = [models.Index(fields=["recipient", "created_at"], condition=Q(read_at__isnull=True),
+                                name="desk_notification_unread")]
+
+    def __str__(self):
+        return f"to {self.recipient_id}: {self.text}"

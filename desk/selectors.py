@@ -343,7 +343,9 @@ class ThreadEntry:
             "reopened": f"reopened{by}" if event.actor else (
                 "reopened by the customer's message, "
                 + ("for a person to answer" if detail.get("to") == "human" else "back to the bot")),
-            "assigned": f"assigned to {detail.get('assignee', '?')}{by}",
+            "assigned": f"assigned to {detail.get('assignee', '?')}"
+                        + (" automatically (the available agent with the most room)" if detail.get("automatic")
+                           else by),
             "note": f"private note{by}",
             "verified_wrong": f"bot answer marked verified wrong{by}: {detail.get('reason', '')}",
             "complaint_marked": f"customer complaint about a bot answer marked{by}",

@@ -16,6 +16,7 @@ from core import clock
 from core.tasks import task_queue
 from desk import rules
 from desk.access import conversation_verdict, require_desk_worker
+from desk.capacity import assignment_queue_on_commit
 from desk.identify import customer_search, customer_search_whatsapp
 from desk.models import Contact, Conversation, Escalation, Event, Message
 from desk.selectors import take_requests_pending
@@ -92,6 +93,7 @@ def conversation_escalate(
             kind="text", text=notice, status=Message.Status.QUEUED, payload={"escalation_notice": True},
         )
         _deliver_on_commit(message)
+    assignment_queue_on_commit()  # an available agent with room gets it
     return escalation
 
 
@@ -286,6 +288,7 @@ def conversation_assign(*, conversation_id: int, actor, assignee) -> Conversatio
     conversation.save(update_fields=["assignee", "handler", "updated_at"])
     conversation.escalations.filter(status=Escalation.Status.OPEN).update(status=Escalation.Status.TAKEN)
     _event(conversation, actor, "assigned", assignee=assignee.get_username())
+    assignment_queue_on_commit()  # the previous holder has room again
     return conversation
 
 
@@ -308,6 +311,7 @@ def conversation_hand_back(*, conversation_id: int, agent) -> Conversation:
     conversation.save(update_fields=["handler", "assignee", "pending_clarification", "updated_at"])
     _close_escalations(conversation)
     _event(conversation, agent, "handed_back")
+    assignment_queue_on_commit()  # the holder has room again
     return conversation
 
 
@@ -321,6 +325,7 @@ def conversation_resolve(*, conversation_id: int, agent) -> Conversation:
     conversation.save(update_fields=["status", "updated_at"])
     _close_escalations(conversation)
     _event(conversation, agent, "resolved")
+    assignment_queue_on_commit()  # the holder has room again
     return conversation
 
 

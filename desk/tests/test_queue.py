@@ -153,7 +153,7 @@ def test_the_page_shows_counts_reason_summary_last_message_waiting_and_assignee(
     assert 'title="USER_REQUEST">Customer asked for a person</span> <strong>2</strong> <small>(1 taken)</small>' in page
     assert "Summary for TOOL_ERROR." in page and "¿y mi factura?" in page
     assert 'class="wait red"' in page and 'class="wait amber"' in page
-    assert "taken by ana" in page and "unassigned" in page
+    assert "Assigned to me" in page and "unassigned" in page
     assert customers(page) == ["Pedro", "Lucía", "Ana María"]  # the longest waiting first
     assert 'hx-trigger="every 5s"' in page and "amber after 2 min and red after 20 min" in page
 
@@ -169,7 +169,7 @@ def test_the_polled_rows_partial_shows_new_escalations_and_who_took_them(client,
     new = escalated(name="second")
     services.conversation_take_over(conversation_id=new.conversation_id, agent=bob)
     body = client.get(QUEUE, **HTMX).content.decode()
-    assert "second" in body and "taken by bob" in body
+    assert "second" in body and "Assigned to bob" in body
 
 
 def test_filters_from_the_get_form_and_the_older_link(client, agent, settings, monkeypatch):
