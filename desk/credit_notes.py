@@ -18,12 +18,13 @@ from django.db.models import QuerySet, Sum
 from django.shortcuts import get_object_or_404
 
 from billing.answers.findings.payments import find_payments
+from billing.answers.money import LANGUAGES, money_text
 from billing.api.client import billing_client
 from billing.records import parse_invoice, parse_payment
 from core import clock, params
 from desk import rules
 from desk.access import conversation_verdict, require_desk_worker
-from desk.models import Conversation, CreditNoteRequest, Event
+from desk.models import Conversation, CreditNoteRequest, Event, Notification
 from desk.services import DeskActionError
 
 logger = logging.getLogger(__name__)
@@ -188,6 +189,17 @@ def _event(request: CreditNoteRequest, actor, kind: str, **detail) -> Event:
     )
 
 
+def _tell_proposer(request: CreditNoteRequest, decision: str) -> Notification | None:
+    """Tell the agent who proposed the credit note what was decided (in the desk header, until they open it)."""
+    if request.proposed_by_id is None:
+        return None
+    language = request.conversation.contact.language
+    amount = money_text(request.amount, request.currency, language if language in LANGUAGES else "es")
+    text = f"Your credit note of {amount} on {request.invoice_id} was {decision}"
+    return Notification.objects.create(recipient_id=request.proposed_by_id, conversation_id=request.conversation_id,
+                                       text=text[:300])
+
+
 def _amount(value) -> Decimal:
     amount = params.decimal(str(value), label="The amount", places=2,
                             max_digits=CreditNoteRequest._meta.get_field("amount").max_digits)
@@ -298,6 +310,7 @@ def credit_note_approve(*, request: CreditNoteRequest, supervisor) -> CreditNote
     request.decided_at = clock.now()
     request.save(update_fields=["status", "decided_by", "decided_at"])
     _event(request, supervisor, "credit_note_approved")
+    _tell_proposer(request, f"approved by {supervisor.get_username()}")
     request_id = request.pk
     transaction.on_commit(lambda: credit_note_send(request_id=request_id, actor=supervisor))
     return request
@@ -319,6 +332,7 @@ def credit_note_reject(*, request: CreditNoteRequest, supervisor, note: str) -> 
     request.decision_note = note[:2000]
     request.save(update_fields=["status", "decided_by", "decided_at", "decision_note"])
     _event(request, supervisor, "credit_note_rejected", note=request.decision_note)
+    _tell_proposer(request, f"rejected by {supervisor.get_username()}: {request.decision_note}")
     return request
 
 

@@ -307,9 +307,9 @@ def test_the_conversation_page_offers_the_customers_invoices_and_lists_the_reque
     page = browser_for(people["ana"]).get(path).content.decode()
     panel = page.split('id="credit-notes"')[1].split("</section>")[0]
     assert "Propose a credit note" in panel
-    assert f'<option value="{CURRENT}">2026-11 · {CURRENT} · 40.60 USD' in panel
-    assert "23.20 USD" in panel
-    assert "Pending approval" in panel and "3.50 USD" in panel and "Late technician visit" in panel
+    assert f'<option value="{CURRENT}">2026-11 · {CURRENT} · USD 40,60' in panel  # the contact's notation
+    assert "USD 23,20" in panel
+    assert "Pending approval" in panel and "USD 3,50" in panel and "Late technician visit" in panel
 
 
 def test_analysts_do_not_see_the_credit_note_panel(people, healthy_billing):
@@ -551,3 +551,35 @@ def test_the_admin_lists_credit_note_requests_read_only(admin_client, people, he
     page = admin_client.get("/admin/desk/creditnoterequest/")
     assert page.status_code == 200 and INVOICE in page.content.decode()
     assert admin_client.get("/admin/desk/creditnoterequest/add/").status_code == 403
+
+
+# The proposer hears the decision ---------------------------------------------------------------
+
+@pytest.mark.parametrize("decision", ["approve", "reject"])
+def test_the_proposer_is_told_the_decision_in_the_desk_header(people, healthy_billing, decision,
+                                                              django_capture_on_commit_callbacks):
+    from desk.models import Notification
+
+    conversation = escalated().conversation
+    request = propose(conversation, people["ana"], amount="3.50")
+    with django_capture_on_commit_callbacks(execute=True):
+        if decision == "approve":
+            cn.credit_note_approve(request=request, supervisor=people["sol"])
+        else:
+            cn.credit_note_reject(request=request, supervisor=people["sol"], note="Not covered by the policy")
+    told = Notification.objects.get(recipient=people["ana"])
+    expected = ("approved by sol" if decision == "approve" else "rejected by sol: Not covered by the policy")
+    assert told.text == f"Your credit note of USD 3,50 on {INVOICE} was {expected}"
+    assert not Notification.objects.filter(recipient=people["sol"]).exists()
+    ana = browser_for(people["ana"])
+    header = ana.get(reverse("desk:queue")).content.decode().split('id="desk-header"')[1].split("</span>\n")[0]
+    assert told.text in header
+    thread = ana.get(reverse("desk:conversation", args=[conversation.pk])).content.decode().split('id="thread"')[1]
+    assert f"credit note of USD 3,50 on invoice {INVOICE} {'approved' if decision == 'approve' else 'rejected'} by sol" \
+        in thread
+    opened = post(ana, reverse("desk:notification_open", args=[told.pk]))
+    assert opened.status_code == 302 and opened.url == reverse("desk:conversation", args=[conversation.pk])
+    told.refresh_from_db()
+    assert told.read_at is not None
+    assert told.text not in ana.get(reverse("desk:queue")).content.decode()
+    assert post(browser_for(people["tom"]), reverse("desk:notification_open", args=[told.pk])).status_code == 404
