@@ -189,12 +189,17 @@ def _event(request: CreditNoteRequest, actor, kind: str, **detail) -> Event:
     )
 
 
+def _language(conversation: Conversation) -> str:
+    """The contact's language for amounts (billing's notation); one billing cannot write reads as Spanish."""
+    language = conversation.contact.language
+    return language if language in LANGUAGES else "es"
+
+
 def _tell_proposer(request: CreditNoteRequest, decision: str) -> Notification | None:
     """Tell the agent who proposed the credit note what was decided (in the desk header, until they open it)."""
     if request.proposed_by_id is None:
         return None
-    language = request.conversation.contact.language
-    amount = money_text(request.amount, request.currency, language if language in LANGUAGES else "es")
+    amount = money_text(request.amount, request.currency, _language(request.conversation))
     text = f"Your credit note of {amount} on {request.invoice_id} was {decision}"
     return Notification.objects.create(recipient_id=request.proposed_by_id, conversation_id=request.conversation_id,
                                        text=text[:300])
@@ -268,10 +273,14 @@ def credit_note_propose(*, conversation: Conversation, agent, invoice_id: str, a
                .aggregate(total=Sum("amount"))["total"] or Decimal("0"))
     if amount + already > invoice_total:
         room = invoice_total - already
+        language = _language(conversation)
+
+        def money(value: Decimal) -> str:
+            return money_text(value, currency, language)
+
         raise CreditNoteError(
-            f"{amount:.2f} {currency} is more than invoice {invoice_id} allows: its total is "
-            f"{invoice_total:.2f} {currency}"
-            + (f" and {already:.2f} {currency} are already requested on it ({max(room, 0):.2f} left)."
+            f"{money(amount)} is more than invoice {invoice_id} allows: its total is {money(invoice_total)}"
+            + (f" and {money(already)} are already requested on it ({money(max(room, Decimal('0')))} left)."
                if already else ".")
         )
     request = CreditNoteRequest.objects.create(
@@ -395,6 +404,12 @@ def _requested_by(request: CreditNoteRequest) -> str | None:
     if request.proposed_by is None:
         return None
     return f"tracedesk:{request.proposed_by.get_username()}"[:100]
+
+
+def proposal_notice(proposal: CreditNoteRequest) -> str:
+    """What the conversation's panel says once a credit note is proposed, the amount in the contact's notation."""
+    amount = money_text(proposal.amount, proposal.currency, _language(proposal.conversation))
+    return f"Credit note of {amount} on {proposal.invoice_id} proposed; a supervisor approves it."
 
 
 def credit_note_panel(*, conversation: Conversation, values: dict | None = None, error: str = "",
