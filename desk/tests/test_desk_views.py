@@ -261,7 +261,7 @@ def test_reassign_moves_the_conversation_and_the_queue_shows_who_has_it(staff, m
     assert post(browser, url("assign", escalation.conversation_id), {"assignee": bob.pk}).status_code == 302
     assert Conversation.objects.get(pk=escalation.conversation_id).assignee == bob
     queue = browser.get(reverse("desk:queue")).content.decode()
-    assert "taken by bob" in queue
+    assert "Assigned to bob" in queue
     page = browser.get(url("conversation", escalation.conversation_id)).content.decode()
     assert "bob has this conversation." in page and "assigned to bob by ana" in page
 
