@@ -6,6 +6,7 @@ from __future__ import annotations
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
+from django.http import HttpResponseRedirect
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_POST
@@ -27,10 +28,12 @@ from desk.selectors import desk_agents
 
 
 def _back(request, fallback: str):
+    """Go back to the page the form was on (a path of this site only); anything else goes to `fallback`."""
     target = request.POST.get("next") or ""
-    if url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()},
-                                       require_https=request.is_secure()):
-        return redirect(target)
+    if (target.startswith("/") and target.isascii() and target.isprintable() and " " not in target
+            and url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()},
+                                                require_https=request.is_secure())):
+        return HttpResponseRedirect(target)
     return redirect(fallback)
 
 
