@@ -186,3 +186,17 @@ def test_the_bots_internal_note_shows_once_on_the_conversation_page(make_staff, 
     other = escalated(internal_note="")  # a turn whose note is not on the card shows it in the panel
     Trace.objects.create(conversation=other.conversation, channel="webchat", outcome="escalated", internal_note=note)
     assert note in browser.get(reverse("traces:last_turn", args=[other.conversation_id])).content.decode()
+
+
+@pytest.mark.django_db
+def test_the_inbox_shows_what_the_customer_wrote_not_a_system_notice(make_staff):
+    from desk.models import Message
+
+    escalation = escalated(name="Marisol", text="me cobraron doble")
+    Message.objects.create(conversation=escalation.conversation, direction="in", author="system", kind="system",
+                           text="The customer changed their number", provider_message_id="wamid.system-1")
+    browser = Client()
+    browser.force_login(make_staff("ana", "agent"))
+    row = browser.get(reverse("desk:queue")).content.decode().split(f'id="escalation-{escalation.pk}"')[1]
+    last = row.split('class="last-message"')[1].split("</td>")[0]
+    assert "me cobraron doble" in last and "changed their number" not in last
