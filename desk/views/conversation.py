@@ -16,12 +16,12 @@ from django.views.decorators.http import require_GET, require_POST
 from core import params
 from desk import complaints, rules, services
 from desk.access import access_conversation, conversation_verdict, may_work_desk
+from desk.account import account_summary
 from desk.credit_notes import credit_note_panel
 from desk.forms import AssignForm, MarkWrongForm, NoteForm, ReplyForm
 from desk.identify import CustomerSearch, customer_search, whatsapp_offer
 from desk.models import CannedReply, Conversation, Message
 from desk.reasons import reason_label
-from desk.account import account_summary
 from desk.selectors import (
     conversation_escalation,
     conversation_thread,
