@@ -89,6 +89,7 @@ def test_link_the_customer_billing_has_for_the_whatsapp_number(live_server, brow
     assert Contact.objects.get(pk=conversation.contact_id).customer_id == "C-1001"
     assert Event.objects.filter(conversation=conversation, kind="customer_linked").count() == 1
     assert_no_sideways_scroll(page)
+    page.locator("#account").screenshot(path=str(SCREENSHOTS / f"desk-account-bill-{width}.png"))
 
 
 @pytest.mark.parametrize("width", WIDTHS)
