@@ -46,6 +46,7 @@ demo: migrate
 	$(BIN)/python manage.py kb_import kb/sample
 	$(BIN)/python manage.py demo_users
 	$(BIN)/python manage.py canned_replies_seed
+	$(BIN)/python manage.py message_templates_seed --approved
 	$(BIN)/python manage.py demo_conversations
 	$(BIN)/python manage.py demo_calibration
 	$(BIN)/python manage.py demo_dashboard
@@ -54,7 +55,7 @@ demo: migrate
 
 test: install-dev
 	$(BIN)/python -m pytest --cov --cov-report= $(PYTEST_ARGS)
-	$(BIN)/python -m coverage report --include=bot/grounding.py --fail-under=100 --show-missing
+	$(BIN)/python -m coverage report --include=bot/grounding.py,bot/numeric_tokens.py --fail-under=100 --show-missing
 
 # The date-dependent tests again on another date (core/clock.py's CLOCK_TODAY): a month end in another year, so a
 # test or a rule that reads "this month" from the wall clock fails the day it is written, not on the 1st of a month.

@@ -11,17 +11,20 @@ from dataclasses import replace
 
 from django.conf import settings
 
-from bot import clarify, drafting, identify
+from bot import clarify, drafting, grounding, identify
 from bot.context import TurnContext
 from bot.escalation import Reason, ask_for_identity, decline_reply, offer_a_person, offer_to_check_account
 from bot.grounding import Evidence
 from bot.outcomes import Answered, Clarify, Declined, Escalated
+from bot.proposal import credit_proposal, proposal_sentence
+from bot.relevance import on_topic
 from bot.routing.decision import CLASSIFIER_SOURCES
 from bot.routing.scope import in_domain
 from bot.routing.text import read_as_meant
 from bot.routing.types import Route
 from bot.writer import TemplateWriter, WriterRequest, fact_evidence, turn_key_figures
 from core import clock
+from desk.credit_notes import invoice_context_of
 from kb.applicability import Applicability
 from kb.search import search
 from kb.selectors import document_alternatives
@@ -90,7 +93,11 @@ def answer(recorder, routing, query, *, context: TurnContext, writer, billing, c
         return Escalated(Reason.NO_CONTEXT, [f"No context: {result.context.reason}."])
     if context_chunks and profile is None and not facts:
         # Someone billing cannot identify, and the help center answers differently for home and business: ask.
-        decision = clarify.segment_decision(query, [hit.segment for hit in context_chunks], language=routing.language)
+        # Only passages on the question's subject count: a late-fee passage retrieved for "how much do I save on
+        # the annual plan?" says nothing of whose rule applies.
+        decision = clarify.segment_decision(
+            query, [hit.segment if on_topic(query, hit.text) else "" for hit in context_chunks],
+            language=routing.language)
         if decision.options and (chosen is None or not chosen.segment):
             return _ask(recorder, context, "segment", query, decision.options, routing.language)
     if context_chunks and (routing.route != Route.ACCOUNT or not key_figures and not facts):
@@ -111,6 +118,9 @@ def answer(recorder, routing, query, *, context: TurnContext, writer, billing, c
                             history=list(context.history), capability=capability if facts else "",
                             key_figures=figures)
     outcome = drafting.write_and_verify(recorder, writer, request, template=isinstance(writer, TemplateWriter))
+    if isinstance(outcome, Answered) and routing.route == Route.ACCOUNT and context.customer_id \
+            and context.files_credit_notes:
+        outcome = _with_proposal(recorder, outcome, request, figures, known, facts=facts, key_figures=key_figures)
     if needs_told(routing) and isinstance(outcome, Answered):
         # What the help center says about it, and a person to do what the bot cannot.
         outcome = replace(outcome, text=f"{outcome.text} {offer_a_person(routing.language)}")
@@ -119,6 +129,33 @@ def answer(recorder, routing, query, *, context: TurnContext, writer, billing, c
         context.remember_identity_question(query)
         outcome = replace(outcome, text=f"{outcome.text} {offer_to_check_account(routing.language)}")
     return outcome
+
+
+def _with_proposal(recorder, outcome: Answered, request: WriterRequest, figures, known: dict, *, facts,
+                   key_figures) -> Answered:
+    """End an answer that states a verified overcharge with the credit note the bot drafts for it (bot/proposal.py).
+
+    The sentence is checked by the grounding verifier against the turn's evidence, its figure as a key figure; a
+    sentence that does not check out is left out, and no credit note is drafted.
+    """
+    proposal = credit_proposal(figures, known.get("current_invoice"))
+    if proposal is None:
+        return outcome
+    cited = proposal_sentence(proposal, request.language)
+    figure = proposal.figure
+    verdict = grounding.verify(cited, request.evidence, customer_view=True,
+                               banned_phrases=settings.GROUNDING_BANNED_PHRASES,
+                               key_figures=[grounding.KeyFigure(figure.figure, figure.evidence_id, figure.name)])
+    record = {"sentence": cited, "invoice_id": proposal.invoice_id, "amount": f"{proposal.amount:.2f}",
+              "currency": proposal.currency, "verdict": verdict.as_json()}
+    if recorder.draft.attempts:
+        recorder.draft.attempts[-1]["proposal"] = record
+    if not verdict.grounded:
+        return outcome
+    sentence = grounding.strip_citations(cited)
+    context = invoice_context_of(invoice=known["current_invoice"], data=known, evidence=facts, key_figures=key_figures)
+    return replace(outcome, text=f"{outcome.text} {sentence}", proposal=replace(proposal, context=context),
+                   text_without=outcome.text)
 
 
 def _billing_facts(recorder, billing, capability, query, *, context, language, chosen):

@@ -211,8 +211,8 @@ def segment_decision(query: str, segments: list[str], *, language: str) -> Decis
     """Decide for a question the help center answers differently for home and business customers.
 
     `segments` holds the segment each kept chunk is written for ("" for everyone), best first. A question that
-    names one kind of customer (or a plan only one kind has) gets it; when the best chunk is for one kind, the
-    other kind's ranks in the first three and the question names neither, ask.
+    names one kind of customer (or a plan only one kind has) gets it; when passages for both kinds rank in the first
+    three and the question names neither, ask.
     """
     language = language if language in SEGMENT_LABELS else "es"
     labels = SEGMENT_LABELS[language]
@@ -220,10 +220,10 @@ def segment_decision(query: str, segments: list[str], *, language: str) -> Decis
     named_segments = [segment for segment, cue in _NAMES_SEGMENT.items() if cue.search(folded)]
     if len(named_segments) == 1:
         return Decision(chosen=Option(labels[named_segments[0]], segment=named_segments[0]))
-    # The best chunk is written for one kind of customer and the other kind's rule ranks right behind it (in the
-    # first three): the answer depends on which customer asks. A kind further down only touches the subject.
+    # Both kinds of customer have their own rule among the first three passages: the answer depends on which
+    # customer asks. A kind further down only touches the subject.
     top = segments[:3]
-    if named_segments or not top or not top[0] or not {"home", "business"} <= set(top):
+    if named_segments or not {"home", "business"} <= set(top):
         return Decision()
     return Decision(options=(Option(labels["home"], segment="home"), Option(labels["business"], segment="business")))
 

@@ -20,6 +20,9 @@ class TurnContext:
     wa_id: str = ""
     pending_query: str = ""  # the question kept while the bot asks who the customer is
     pending_clarification: dict = field(default_factory=dict)  # the question kept while the bot asks which option
+    # A live turn files the credit note a verified overcharge calls for (the desk records it with the reply);
+    # `answer_query` writes no row, so its answers never say a request was filed.
+    files_credit_notes: bool = False
     _loaded: dict = field(default_factory=dict, repr=False, compare=False)
 
     SAVED = ("customer_id", "language", "pending_query", "pending_clarification")

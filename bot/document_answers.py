@@ -163,9 +163,11 @@ class Composed:
 
 def sentences_of(passage: Passage) -> list[Sentence]:
     """Split a passage into its sentences and list items, each with the section heading it sits under."""
-    # A chunk's text is "title\nheading\n\nbody": the heading is the last line before the first blank one.
+    # A chunk's text is "title\nheading\n\nbody": the lines before the first blank one are the document's title and
+    # the section's heading, both saying what its sentences are about ("Late Fees on Home Plans / How the fee is
+    # calculated": the fee sentence is about late fees although it never says "late").
     head, _, body = passage.text.partition("\n\n")
-    heading = head.strip().split("\n")[-1] if body else ""
+    heading = " / ".join(line.strip() for line in head.strip().split("\n") if line.strip()) if body else ""
     body = body or passage.text
     found: list[Sentence] = []
     for block in re.split(r"\n\s*\n", body):
@@ -185,7 +187,7 @@ def sentences_of(passage: Passage) -> list[Sentence]:
 
 
 def score(sentence: Sentence, wanted: set[str], kind: str) -> float:
-    """Score a sentence for a question: shared words (its heading's count half), the asked-for kind of fact,
+    """Score a sentence for a question: shared words (its title's and heading's count half), the asked-for kind of fact,
     and a worked example worth less than the rule it illustrates."""
     overlap = len(wanted & stems(sentence.text)) + 0.5 * len(wanted & stems(sentence.heading))
     value = overlap + (2.0 if kind != OTHER and sentence.has(kind) else 0.0)

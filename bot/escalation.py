@@ -16,6 +16,7 @@ SUMMARIES = {
                              "it was not sent.",
     Reason.MODEL_ERROR: "The language model failed or returned an unreadable answer twice; nothing was sent.",
     Reason.MODEL_DEFERRED: "The model judged the evidence insufficient and asked for a person.",
+    Reason.MEDIA: "The customer sent a photo, voice note, video or file: look at it below (the bot cannot).",
 }
 
 CUSTOMER_NOTICE = {

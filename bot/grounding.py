@@ -19,10 +19,25 @@ from __future__ import annotations
 
 import re
 from dataclasses import asdict, dataclass, field
-from datetime import date
 from decimal import Decimal
 from functools import lru_cache
 
+from bot.numeric_tokens import (
+    AMOUNT,
+    AMOUNT_RE,
+    CITATION,
+    CITATION_PATTERN,
+    CITED_ID_RE,
+    DATE,
+    EVIDENCE_ID,
+    IDENTIFIER,
+    NUMBER,
+    PERCENT,
+    SPACES,
+    Token,
+    scan,
+    sentence_spans,
+)
 from core.text import fold
 
 # The minimum set; settings may extend it (GROUNDING_BANNED_PHRASES).
@@ -39,51 +54,13 @@ DEFAULT_BANNED_PHRASES: tuple[str, ...] = (
     "immediate refund",
 )
 
-AMOUNT = "amount"
-IDENTIFIER = "identifier"
-NUMBER = "number"
-PERCENT = "percent"
-DATE = "date"
-_CITATION = "citation"
-_EVIDENCE_ID = "evidence_id"
-
-_MIN_IDENTIFIER_DIGITS = 7
 _MAX_LISTED = 8
 
-_SPACES = " \u00a0\u202f\u2009"
-_CITATION_PATTERN = r"\[\s*E\d+(?:\s*[,;]\s*E\d+)*\s*\]"
-# The leading lookahead lets the engine skip plain text fast. No alternative can start inside a digit
-# run: every one that ends on a digit refuses a following digit, so no digit lookbehinds are needed.
-_TOKEN_RE = re.compile(
-    r"(?=[\[E\d])(?:"
-    rf"(?P<{_CITATION}>{_CITATION_PATTERN})"
-    # a bare evidence id (not glued to a word, not the start of a number such as E12.345)
-    rf"|(?P<{_EVIDENCE_ID}>E(?<![0-9A-Za-z_]E)(?P<eid_digits>\d+)(?![0-9A-Za-z_]|[.,\-]\d))"
-    r"|(?P<iso>\d{4}-\d{2}-\d{2}(?!\d|[-./,]\d))"
-    r"|(?P<dmy>\d{1,2}/\d{1,2}/\d{4}(?!\d|[-./,]\d))"
-    rf"|(?P<pct>\d+(?:[.,]\d+)?[{_SPACES}]?%)"
-    # digit groups joined by . , - or by a space when three digits follow (1 234,56 · 0412 555 1234)
-    rf"|(?P<num>\d+(?:(?:[.,\-]|[{_SPACES}](?=\d{{3}}))\d+)*)"
-    r")"
-)
-# Thousands groups of three with one separator, then a different decimal separator and 1-2 digits.
-_AMOUNT_RE = re.compile(
-    rf"\d{{1,3}}(?P<sep>[.,{_SPACES}])\d{{3}}(?:(?P=sep)\d{{3}})*(?!(?P=sep))[.,]\d{{1,2}}"
-    r"|\d+[.,]\d{1,2}"
-)
 _NON_DIGIT_RE = re.compile(r"\D")
-_SEPARATORS = str.maketrans("", "", f".,-{_SPACES}")
-_CITED_ID_RE = re.compile(r"E\d+")
-_CITATION_RE = re.compile(rf"[ \t]*{_CITATION_PATTERN}")
-_SENTENCE_END_RE = re.compile(r"(?=[.!?。！？\n])(?:[.!?]+(?=\s|\[|$)|[。！？]+|\n+)")
-_WORD_BEFORE_RE = re.compile(r"[^\W\d_]+\Z")
-_TRAILING_CITATIONS_RE = re.compile(rf"(?:\s*{_CITATION_PATTERN})+")
+_CITATION_RE = re.compile(rf"[ \t]*{CITATION_PATTERN}")
 _SNAKE_CASE_RE = re.compile(r"(?<![0-9A-Za-z_])[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+(?![0-9A-Za-z_])")
 _PERCENT_WORD_RE = re.compile(r"%|percent|porcentaje|por ciento|百分", re.IGNORECASE)
 _PLAIN_DECIMAL_RE = re.compile(r"\d+(?:[.,]\d+)?")
-# A period after these words does not end a sentence ("Bs. 1.234,56").
-_ABBREVIATIONS = frozenset({"bs", "sr", "sra", "srta", "dr", "dra", "nro", "núm", "num", "av", "ud", "uds",
-                            "aprox", "approx", "ref", "tel", "mr", "mrs", "ms", "vs"})
 _KIND_NOUNS = {
     AMOUNT: ("figure", "figures"),
     NUMBER: ("figure", "figures"),
@@ -175,7 +152,7 @@ def evidence_from_data(data: object) -> list[Evidence]:
         if not isinstance(raw, dict):
             raise ValueError(f'{where} must be an object with "id", "text" and "value"')
         evidence_id, text, value = raw.get("id"), raw.get("text", ""), raw.get("value")
-        if not isinstance(evidence_id, str) or not _CITED_ID_RE.fullmatch(evidence_id):
+        if not isinstance(evidence_id, str) or not CITED_ID_RE.fullmatch(evidence_id):
             raise ValueError(f'{where}.id must be a string such as "E1" (E and a number), not {evidence_id!r}')
         if not isinstance(text, str):
             raise ValueError(f"{where}.text must be a string")
@@ -207,13 +184,6 @@ class _Group:
         return tuple(dict.fromkeys(self.ids))
 
 
-class _Token:
-    __slots__ = ("kind", "text", "start", "end", "key")
-
-    def __init__(self, kind: str, text: str, start: int, end: int, key: object) -> None:
-        self.kind, self.text, self.start, self.end, self.key = kind, text, start, end, key
-
-
 class _Item:
     """One evidence item, indexed at most once per call and only when a rule needs it."""
 
@@ -224,11 +194,11 @@ class _Item:
         self.id = evidence.id
         self.evidence = evidence
         self.known_ids = known_ids
-        self.tokens: list[_Token] | None = None
+        self.tokens: list[Token] | None = None
 
     def index(self) -> None:
         evidence = self.evidence
-        self.tokens = [t for t in _scan(f"{evidence.text}\n{evidence.value or ''}", self.known_ids)
+        self.tokens = [t for t in scan(f"{evidence.text}\n{evidence.value or ''}", self.known_ids)
                        if t.kind in _NUMERIC_KINDS]
         self.literals: set[str] = set()
         self.amounts: dict[int, str] = {}
@@ -261,71 +231,6 @@ def _indexed(items: list[_Item]) -> list[_Item]:
     return items
 
 
-def _calendar(year: int, month: int, day: int, text: str) -> object:
-    """Return the calendar date, or the text itself for an impossible date (so only R1 can match it)."""
-    try:
-        return date(year, month, day)
-    except ValueError:
-        return text
-
-
-def _number_token(text: str, start: int, end: int) -> _Token:
-    """Classify a digit group: amount-shaped (key: cents), identifier of 7+ digits (key: digits) or number."""
-    digits = text.translate(_SEPARATORS)
-    if _AMOUNT_RE.fullmatch(text):
-        decimals = len(text) - max(text.rfind("."), text.rfind(",")) - 1
-        return _Token(AMOUNT, text, start, end, int(digits) * (10 if decimals == 1 else 1))
-    if len(digits) >= _MIN_IDENTIFIER_DIGITS:
-        return _Token(IDENTIFIER, text, start, end, digits)
-    return _Token(NUMBER, text, start, end, text)
-
-
-def _scan(text: str, known_ids: set[str]) -> list[_Token]:
-    """Return the citations, bare evidence ids and numeric tokens of a text, in order."""
-    tokens = []
-    for match in _TOKEN_RE.finditer(text):
-        kind = match.lastgroup
-        token = match.group()
-        start, end = match.span()
-        if kind == "num":
-            tokens.append(_number_token(token, start, end))
-        elif kind == "iso":
-            key = _calendar(int(token[:4]), int(token[5:7]), int(token[8:10]), token)
-            tokens.append(_Token(DATE, token, start, end, key))
-        elif kind == "dmy":
-            day, month, year = token.split("/")
-            tokens.append(_Token(DATE, token, start, end, _calendar(int(year), int(month), int(day), token)))
-        elif kind == "pct":
-            # Decimal() ignores the space before %
-            tokens.append(_Token(PERCENT, token, start, end, Decimal(token.rstrip("%").replace(",", "."))))
-        elif kind == _CITATION:
-            tokens.append(_Token(_CITATION, token, start, end, _CITED_ID_RE.findall(token)))
-        elif token in known_ids:
-            tokens.append(_Token(_EVIDENCE_ID, token, start, end, token))
-        else:  # E12345678 that names no evidence: an invoice number, checked like any number
-            tokens.append(_number_token(match.group("eid_digits"), start + 1, end))
-    return tokens
-
-
-def _sentence_spans(text: str) -> list[tuple[int, int]]:
-    """Split on . ! ? (not after abbreviations), 。！？ and newlines; trailing citations stay with their sentence."""
-    spans = []
-    start = 0
-    for match in _SENTENCE_END_RE.finditer(text):
-        # 7 characters: longer than any abbreviation, so a cut-off longer word never passes for one
-        word = _WORD_BEFORE_RE.search(text, max(0, match.start() - 7), match.start())
-        if word and word.group().lower() in _ABBREVIATIONS:
-            continue
-        end = match.end()
-        trailing = _TRAILING_CITATIONS_RE.match(text, end)
-        if trailing:
-            end = trailing.end()
-        spans.append((start, end))
-        start = end
-    spans.append((start, len(text)))
-    return [(s, e) for s, e in spans if text[s:e].strip()]
-
-
 def _fold(text: str) -> str:
     """Return text case-folded, without accents and with single spaces, for phrase matching."""
     return fold(text, spaces=True)
@@ -341,7 +246,7 @@ def _banned(extra: tuple[str, ...]) -> tuple[re.Pattern, dict[str, str]]:
 
 def citation_ids(answer: str) -> list[str]:
     """Return the evidence ids an answer cites, grouped markers included ([E1][E2], [E1, E2]), sorted."""
-    cited = {eid for marker in _CITATION_RE.findall(answer) for eid in _CITED_ID_RE.findall(marker)}
+    cited = {eid for marker in _CITATION_RE.findall(answer) for eid in CITED_ID_RE.findall(marker)}
     return sorted(cited, key=lambda eid: int(eid[1:]))
 
 
@@ -355,14 +260,14 @@ def _items_of(ids, by_id: dict[str, list[_Item]]) -> list[_Item]:
     return [item for evidence_id in dict.fromkeys(ids) for item in by_id.get(evidence_id, ())]
 
 
-def _group_of(token: _Token, groups: list[_Group]) -> _Group | None:
+def _group_of(token: Token, groups: list[_Group]) -> _Group | None:
     """Return the citation group a figure answers to: the only one, the next one, or the last one before it."""
     if len(groups) == 1:
         return groups[0]
     return next((group for group in groups if group.start >= token.end), groups[-1] if groups else None)
 
 
-def _wrong_item(token: _Token, group: _Group, holders: tuple[str, ...], scope: list[_Item]) -> str:
+def _wrong_item(token: Token, group: _Group, holders: tuple[str, ...], scope: list[_Item]) -> str:
     """Word a swapped citation: the figure is real, but the citation after it names another item."""
     citations = " ".join(f"[{evidence_id}]" for evidence_id in group.cited)
     reason = (f"{token.text} cited the wrong item: the citation after it ({citations}) does not hold it; it is "
@@ -389,7 +294,7 @@ def _derive(cents: int, scope: list[_Item]) -> tuple[str, tuple[str, str]] | Non
     return None
 
 
-def _support(token: _Token, scope: list[_Item]) -> tuple[str, tuple[str, ...], str]:
+def _support(token: Token, scope: list[_Item]) -> tuple[str, tuple[str, ...], str]:
     """Return (rule, evidence ids, derivation) for the first rule that supports the token, or ("", (), "")."""
     key = token.key
     if token.kind == PERCENT:
@@ -416,7 +321,7 @@ def _support(token: _Token, scope: list[_Item]) -> tuple[str, tuple[str, ...], s
     return "", (), ""
 
 
-def _near_miss(token: _Token, items: list[_Item]) -> str:
+def _near_miss(token: Token, items: list[_Item]) -> str:
     """Name an evidence figure this token looks like a mangled copy of (moved separator, rounding)."""
     if token.kind not in (AMOUNT, NUMBER):
         return ""
@@ -446,7 +351,7 @@ def _listing(kind: str, scope: list[_Item], where: str) -> str:
     return f"; the {singular if len(found) == 1 else plural} in {where}: {shown}"
 
 
-def _explain(token: _Token, scope: list[_Item], citations: str, items: list[_Item], *, grouped: bool = False) -> str:
+def _explain(token: Token, scope: list[_Item], citations: str, items: list[_Item], *, grouped: bool = False) -> str:
     """Word the failure so the writer can fix the answer from this message alone."""
     noun = _KIND_NOUNS[token.kind][0]
     if citations:
@@ -481,7 +386,7 @@ class _Checks:
     answer_keys: set[tuple[str, object]] = field(default_factory=set)
     sentences: list[str] = field(default_factory=list)
 
-    def problem(self, token: _Token, sentence: str, reason: str, kind: str, cited: tuple[str, ...] = ()) -> None:
+    def problem(self, token: Token, sentence: str, reason: str, kind: str, cited: tuple[str, ...] = ()) -> None:
         self.problems.append(Problem(token.text, sentence, reason))
         self.checks.append(TokenCheck(token.text, token.start, token.end, kind, None, (), reason, cited))
 
@@ -511,9 +416,9 @@ def verify(
     banned, listed = _banned(tuple(banned_phrases or ()))
     promised = banned.findall(_fold(answer)) if customer_view else []
     found = _Checks()
-    tokens = _scan(answer, known_ids)
+    tokens = scan(answer, known_ids)
     position = 0
-    for start, end in _sentence_spans(answer):
+    for start, end in sentence_spans(answer):
         sentence = answer[start:end].strip()
         found.sentences.append(sentence)
         sentence_tokens = []
@@ -528,7 +433,7 @@ def verify(
     return Verdict(not found.problems, found.problems, found.warnings, found.derived, found.checks)
 
 
-def _check_sentence(answer: str, sentence: str, sentence_tokens: list[_Token], items: list[_Item],
+def _check_sentence(answer: str, sentence: str, sentence_tokens: list[Token], items: list[_Item],
                     by_id: dict[str, list[_Item]], found: _Checks, *, customer_view: bool,
                     require_citations: bool) -> None:
     """Check one sentence: its citations and evidence ids, each figure against its citation, its field names."""
@@ -551,14 +456,14 @@ def _check_sentence(answer: str, sentence: str, sentence_tokens: list[_Token], i
                 f"{match.group()} is an internal field name; say it in plain words the customer understands.")))
 
 
-def _citations(answer: str, sentence: str, sentence_tokens: list[_Token], by_id: dict[str, list[_Item]],
-               found: _Checks, *, customer_view: bool) -> tuple[list[str], list[_Group], list[_Token]]:
+def _citations(answer: str, sentence: str, sentence_tokens: list[Token], by_id: dict[str, list[_Item]],
+               found: _Checks, *, customer_view: bool) -> tuple[list[str], list[_Group], list[Token]]:
     """Return a sentence's cited ids, its citation groups and its figures; check the citations as they come."""
     cited: list[str] = []
     groups: list[_Group] = []
-    numbers: list[_Token] = []
+    numbers: list[Token] = []
     for token in sentence_tokens:
-        if token.kind == _CITATION:
+        if token.kind == CITATION:
             if groups and not answer[groups[-1].end:token.start].strip():
                 groups[-1].end = token.end
                 groups[-1].ids.extend(token.key)
@@ -569,12 +474,12 @@ def _citations(answer: str, sentence: str, sentence_tokens: list[_Token], by_id:
                 if evidence_id not in by_id:
                     found.problem(token, sentence, (
                         f"{evidence_id} is not evidence of this turn (the evidence is "
-                        f"{', '.join(by_id) or 'empty'}); cite one of those ids or remove the claim."), _CITATION)
-        elif token.kind == _EVIDENCE_ID:
+                        f"{', '.join(by_id) or 'empty'}); cite one of those ids or remove the claim."), CITATION)
+        elif token.kind == EVIDENCE_ID:
             if customer_view:
                 found.problem(token, sentence, (
                     f"{token.text} is an internal evidence id outside brackets; the customer must not see it — "
-                    f"write the citation as [{token.text}] or leave it out."), _EVIDENCE_ID)
+                    f"write the citation as [{token.text}] or leave it out."), EVIDENCE_ID)
             else:
                 found.warnings.append(f"{token.text} is written without brackets; cite it as [{token.text}].")
         else:
@@ -583,7 +488,7 @@ def _citations(answer: str, sentence: str, sentence_tokens: list[_Token], by_id:
     return cited, groups, numbers
 
 
-def _check_number(token: _Token, sentence: str, groups: list[_Group], cited: list[str], items: list[_Item],
+def _check_number(token: Token, sentence: str, groups: list[_Group], cited: list[str], items: list[_Item],
                   by_id: dict[str, list[_Item]], found: _Checks) -> str:
     """Check one figure against the citation that follows it; return the hint that names its evidence ("" if none)."""
     cited_items = _items_of(cited, by_id)
@@ -637,7 +542,7 @@ def _check_key_figures(key_figures, found: _Checks) -> None:
     for required in key_figures:
         required = required if isinstance(required, KeyFigure) else KeyFigure(required)
         figure = required.figure
-        figure_tokens = [t for t in _scan(figure, set()) if t.kind in _NUMERIC_KINDS]
+        figure_tokens = [t for t in scan(figure, set()) if t.kind in _NUMERIC_KINDS]
         if not figure_tokens:
             raise ValueError(f"key figure {figure!r} holds no number")
         if (figure_tokens[0].kind, figure_tokens[0].key) not in found.answer_keys:

@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from bot.escalation import Reason
+from bot.proposal import CreditProposal
 from traces.draft import TraceDraft
 
 
@@ -17,6 +18,10 @@ class Answered:
     citations: list[str] = field(default_factory=list)
     asks_identity: bool = False  # the reply asks for an account number instead of answering
     note: str = ""  # the verified internal note for the agent (citations kept)
+    # A credit note the answer's verified finding calls for; `text` ends with the sentence that says it is filed,
+    # `text_without` is the reply without that sentence (sent when the desk files no proposal).
+    proposal: CreditProposal | None = None
+    text_without: str = ""
 
 
 @dataclass

@@ -55,6 +55,12 @@ def _words(text: str) -> set[str]:
 _GENERIC_WORDS = frozenset(_words(_GENERIC_WORDS_TEXT))
 
 
+def on_topic(query: str, text: str) -> bool:
+    """Return whether a text holds one of the question's topical words (True for a question with none)."""
+    topical = _words(query) - _GENERIC_WORDS
+    return not topical or bool(topical & _words(text))
+
+
 def relevance(query: str, reply: str, *, cited: list[str] | None = None, kind: str | None = None) -> Relevance:
     """Return whether a reply addresses the question: one of its topical words in the reply or the passages it cites
     (`cited`), and the kind of fact it asks for. `topic_share` is recorded for the trace."""

@@ -31,8 +31,9 @@ from bot.routing.decision import yield_to_published_number
 from bot.routing.types import Route
 from bot.smalltalk import small_talk_reply
 from bot.writer import get_writer
-from desk.channel import UNREADABLE_KINDS
+from desk.channel import MEDIA_KINDS, UNREADABLE_KINDS
 from desk.models import Message
+from desk.credit_notes import BotCreditNote, bot_reply_with_credit_note
 from desk.services import bot_reply_record, conversation_escalate
 from desk.turns import TurnLease, turn_state_save
 from kb.search import current_index_version
@@ -99,7 +100,7 @@ def _context(conversation, message) -> TurnContext:
     history = [("user" if m.direction == Message.Direction.INBOUND else "assistant", m.text) for m in reversed(earlier)]
     return TurnContext(customer_id=contact.customer_id, language=contact.language, history=history,
                        channel=conversation.channel, wa_id=contact.wa_id, pending_query=conversation.pending_query,
-                       pending_clarification=conversation.pending_clarification or {})
+                       pending_clarification=conversation.pending_clarification or {}, files_credit_notes=True)
 
 
 def _routed(text, *, kind="text", default_language, router=None):
@@ -125,7 +126,7 @@ def _refusal(routing, *, kind) -> Escalated | Declined | None:
     if routing.out_of_scope:
         return Declined(decline_reply(routing.language), why=routing.rule)
     if routing.route == Route.MEDIA:
-        return Escalated(Reason.CAPABILITY_MISSING, [f"The customer sent a {kind} message the bot cannot read."])
+        return Escalated(_unreadable_reason(kind), [f"The customer sent a {kind} message the bot cannot read."])
     if routing.route == Route.HUMAN:
         return Escalated(Reason.USER_REQUEST)
     if routing.route == Route.UNSUPPORTED and not needs_told(routing):
@@ -143,9 +144,15 @@ def _unanswerable(message) -> Silenced | Escalated | None:
             f"The message had {payload.get('text_length', 'over 4096')} characters and was cut; a person should read "
             "it whole."])
     if message.kind in UNREADABLE_KINDS:
-        return Escalated(Reason.CAPABILITY_MISSING,
+        return Escalated(_unreadable_reason(message.kind),
                          [f"The customer sent a {message.kind} message the bot cannot read."])
     return None
+
+
+def _unreadable_reason(kind: str) -> Reason:
+    """A photo, voice note, video, document or sticker is MEDIA (the agent sees the file on the card); a
+    location, shared contacts, an order or an unsupported message is something the bot cannot do."""
+    return Reason.MEDIA if kind in MEDIA_KINDS else Reason.CAPABILITY_MISSING
 
 
 def _small_talk(routing, history) -> Answered | Silenced | None:
@@ -271,7 +278,7 @@ def _finish(recorder, lease, message, conversation, context: TurnContext, outcom
         sent = None
         if isinstance(outcome, (Answered, Clarify, Declined)):
             with recorder.stage("send"):
-                sent = bot_reply_record(conversation_id=conversation.pk, text=outcome.text)
+                sent, outcome = _reply_record(conversation, outcome)
             if sent is None:
                 outcome = Silenced("send")
             else:
@@ -297,6 +304,22 @@ def _finish(recorder, lease, message, conversation, context: TurnContext, outcom
             escalation_reason=outcome.reason.value if isinstance(outcome, Escalated) else "",
             silenced_at=outcome.where if isinstance(outcome, Silenced) else "",
         )
+
+
+def _reply_record(conversation, outcome):
+    """Record the reply; an answer that drafted a credit note files it with the reply (desk.credit_notes), and is
+    sent without the sentence that announces it when the desk files none. Return the reply and the outcome sent."""
+    proposal = getattr(outcome, "proposal", None)
+    if proposal is None:
+        return bot_reply_record(conversation_id=conversation.pk, text=outcome.text), outcome
+    sent, filed = bot_reply_with_credit_note(
+        conversation_id=conversation.pk, text=outcome.text,
+        credit_note=BotCreditNote(invoice_id=proposal.invoice_id, amount=proposal.amount, currency=proposal.currency,
+                                  reason=proposal.reason, invoice_total=proposal.invoice_total,
+                                  context=proposal.context, text_without=outcome.text_without))
+    if filed is None:
+        outcome = replace(outcome, text=outcome.text_without, proposal=None)
+    return sent, outcome
 
 
 def _situation(draft, context: TurnContext) -> str:

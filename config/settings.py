@@ -132,6 +132,7 @@ TEMPLATES = [
                 "django.contrib.messages.context_processors.messages",
                 "core.roles.navigation",
                 "desk.header.desk_header",
+                "desk.notifications.header",
             ],
         },
     },
@@ -211,6 +212,26 @@ STORAGES = {
     },
 }
 WHITENOISE_USE_FINDERS = WHITENOISE_AUTOREFRESH = DEBUG
+
+# Files customers send on WhatsApp and files agents attach (desk/media.py): never public, served only to
+# signed-in staff through the desk. `filesystem` keeps them under MEDIA_ROOT; `s3` uses django-storages'
+# S3 backend (any S3-compatible store; install `django-storages[s3]` first — it is not in requirements.txt).
+MEDIA_ROOT = Path(env("DJANGO_MEDIA_ROOT", str(BASE_DIR / "var" / "media")))
+DESK_MEDIA_STORAGE = env("DESK_MEDIA_STORAGE", "filesystem")
+if DESK_MEDIA_STORAGE == "s3":
+    STORAGES["desk_media"] = {"BACKEND": "storages.backends.s3.S3Storage", "OPTIONS": {
+        "bucket_name": env("DESK_MEDIA_S3_BUCKET"), "endpoint_url": env("DESK_MEDIA_S3_ENDPOINT_URL") or None,
+        "region_name": env("DESK_MEDIA_S3_REGION") or None, "default_acl": "private", "querystring_auth": True,
+        "file_overwrite": False}}
+elif DESK_MEDIA_STORAGE == "filesystem":
+    STORAGES["desk_media"] = {"BACKEND": "django.core.files.storage.FileSystemStorage",
+                              "OPTIONS": {"location": MEDIA_ROOT}}
+else:
+    raise RuntimeError(f"DESK_MEDIA_STORAGE must be 'filesystem' or 's3', not {DESK_MEDIA_STORAGE!r}.")
+# A file larger than this is not downloaded (nor accepted from an agent); WhatsApp's own cap for audio and
+# video is 16 MB (images 5 MB, documents 100 MB).
+DESK_MEDIA_MAX_BYTES = env_int("DESK_MEDIA_MAX_BYTES", 16 * 1024 * 1024)
+DESK_MEDIA_TIMEOUT_S = env_float("DESK_MEDIA_TIMEOUT_S", 20.0)
 
 LOGGING = {
     "version": 1,
@@ -360,6 +381,10 @@ DESK_REOPEN_TO_HUMAN = env_bool("DESK_REOPEN_TO_HUMAN", False)
 # How many open conversations an agent holds at once before automatic assignment passes them by (their own
 # capacity, set on the supervisor's load page, wins).
 DESK_AGENT_CAPACITY = env_int("DESK_AGENT_CAPACITY", 5)
+# After a person resolves a WhatsApp conversation the customer spoke in, one question with three reply buttons asks how
+# it went (desk/satisfaction.py); after a conversation only the bot handled, only when DESK_CSAT_AFTER_BOT is on.
+DESK_CSAT_ENABLED = env_bool("DESK_CSAT_ENABLED", True)
+DESK_CSAT_AFTER_BOT = env_bool("DESK_CSAT_AFTER_BOT", False)
 # The web chat at /chat/: on in the demo and the tests (debug), where anyone may talk to the bot; in production
 # off unless turned on, and then only for signed-in staff ("try the bot"), never anonymous visitors.
 WEBCHAT_ENABLED = env_bool("WEBCHAT_ENABLED", DEBUG)

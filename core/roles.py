@@ -18,6 +18,7 @@ SUPERVISOR_ADMIN_PERMISSIONS = [
     f"desk.{codename}" for codename in (
         "view_contact", "change_contact", "view_conversation", "change_conversation", "view_message",
         "view_escalation", "view_event", "view_cannedreply", "add_cannedreply", "change_cannedreply",
+        "view_messagetemplate", "add_messagetemplate", "change_messagetemplate", "view_attachment",
         "delete_cannedreply")
 ] + [
     # django-axes' access attempts: a supervisor unlocks a throttled login by deleting its attempt in the admin.
@@ -29,6 +30,7 @@ NAVIGATION = [
     ("Dashboard", "dashboard:page", ("traces.review_traces", "desk.use_desk")),
     ("Desk", "desk:queue", "desk.use_desk"),
     ("Credit notes", "desk:credit_notes", "desk.use_desk"),
+    ("Templates", "desk:templates", "desk.supervise_conversations"),
     ("Traces", "traces:list", "traces.review_traces"),
     ("Evals", "evals:golden_sets", "traces.review_traces"),
     ("Verifier", "evals:verifier_playground", "traces.review_traces"),

@@ -5,6 +5,7 @@ from django.core.exceptions import PermissionDenied
 
 from desk import services
 from desk.models import (
+    Attachment,
     CannedReply,
     ComplaintSignal,
     Contact,
@@ -13,7 +14,11 @@ from desk.models import (
     Escalation,
     Event,
     Message,
+    MessageTemplate,
+    Notification,
+    Satisfaction,
 )
+from desk.template_forms import MessageTemplateForm
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
@@ -115,8 +120,8 @@ class CreditNoteRequestAdmin(ReadOnlyAdmin):
     """Read-only: approving, rejecting and re-sending happen at /desk/credit-notes/ through the services."""
 
     list_display = ["pk", "status", "customer_id", "invoice_id", "amount", "currency", "proposed_by",
-                    "decided_by", "billing_credit_note_id", "proposed_at"]
-    list_filter = ["status", "currency"]
+                    "drafted_by_bot", "decided_by", "billing_credit_note_id", "proposed_at"]
+    list_filter = ["status", "currency", "drafted_by_bot"]
     search_fields = ["customer_id", "invoice_id", "billing_credit_note_id", "idempotency_key"]
     list_select_related = ["proposed_by", "decided_by"]
 
@@ -128,3 +133,34 @@ class ComplaintSignalAdmin(ReadOnlyAdmin):
     list_display = ["pk", "certainty", "source", "message", "marked_by", "detail", "at"]
     list_filter = ["certainty", "source"]
     list_select_related = ["message", "marked_by"]
+
+
+@admin.register(Satisfaction)
+class SatisfactionAdmin(ReadOnlyAdmin):
+    """Read-only: asked by the resolve action, answered by the customer's tap on WhatsApp."""
+
+    list_display = ["pk", "conversation", "agent", "reason", "answer", "asked_at", "answered_at"]
+    list_filter = ["answer"]
+    list_select_related = ["conversation", "agent"]
+
+
+@admin.register(Notification)
+class NotificationAdmin(ReadOnlyAdmin):
+    """Read-only: written by the desk's services, dismissed from the header."""
+
+    list_display = ["pk", "text", "recipient", "created_at", "dismissed_at", "dismissed_by"]
+    list_select_related = ["recipient", "dismissed_by"]
+@admin.register(MessageTemplate)
+class MessageTemplateAdmin(admin.ModelAdmin):
+    """WhatsApp templates as Meta approved them; the desk offers the approved ones after the 24-hour window."""
+
+    form = MessageTemplateForm
+    list_display = ("name", "language", "category", "status", "updated_at")
+    list_filter = ("status", "category", "language")
+    search_fields = ("name", "body")
+
+
+@admin.register(Attachment)
+class AttachmentAdmin(ReadOnlyAdmin):
+    list_display = ("message", "state", "content_type", "size", "created_at")
+    list_filter = ("state", "content_type")

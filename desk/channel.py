@@ -13,8 +13,10 @@ from datetime import datetime
 # Kinds that never get a bot turn: a reaction is an acknowledgement; a system message comes from
 # WhatsApp, not from the customer; `request_welcome` (a user opening the chat for the first time)
 # and a call-permission reply carry no question; an edit or a deletion changes a message already
-# stored (see desk.inbound).
-SILENT_KINDS = frozenset({"reaction", "system", "request_welcome", "call_permission", "edit", "revoke"})
+# stored (see desk.inbound); a tap on the satisfaction question's buttons is an answer the desk stores
+# (desk.satisfaction), not a question.
+SILENT_KINDS = frozenset({"reaction", "system", "request_welcome", "call_permission", "edit", "revoke",
+                          "satisfaction"})
 MEDIA_KINDS = ("image", "audio", "video", "document", "sticker")
 # Kinds that carry something the bot cannot read: they get a turn even without a word, so that the
 # bot escalates them to a person (CAPABILITY_MISSING) instead of leaving them unseen.

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from django.core.exceptions import PermissionDenied
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.db.models import QuerySet, Sum
 from django.shortcuts import get_object_or_404
 
@@ -24,8 +24,9 @@ from billing.records import parse_invoice, parse_payment
 from core import clock, params
 from desk import rules
 from desk.access import conversation_verdict, require_desk_worker
-from desk.models import Conversation, CreditNoteRequest, Event, Notification
-from desk.services import DeskActionError
+from desk.credit_note_news import decision_notify, tell_customer_text
+from desk.models import Conversation, CreditNoteRequest, Event, Message
+from desk.services import DeskActionError, bot_reply_record, reply_window_open
 
 logger = logging.getLogger(__name__)
 
@@ -126,26 +127,37 @@ def invoice_context(*, customer_id: str, invoice: dict) -> dict:
     """Return what an approver needs of the invoice: its total, what was paid on it and the money figures
     billing's computations find on it (the same computations the bot's answers quote), or {"unavailable":
     reason} when billing cannot say now. Amounts are machine strings ("162.40") in the invoice's currency."""
-    total = invoice.get("total") or {}
-    context = {"period": invoice.get("period", ""), "total": str(total.get("amount") or ""),
-               "currency": total.get("currency", "")}
     try:
         result = billing_client().invoice_change(customer_id, period=invoice.get("period") or None)
     except Exception:  # the context helps the approver; its absence must not cost the proposal
         logger.exception("invoice context of %s %s failed", customer_id, invoice.get("id"))
-        return {**context, "unavailable": "billing's computations failed"}
+        return {**_invoice_basics(invoice), "unavailable": "billing's computations failed"}
     if not result.ok:
-        return {**context, "unavailable": result.error.message if result.error else "billing did not answer"}
+        return {**_invoice_basics(invoice),
+                "unavailable": result.error.message if result.error else "billing did not answer"}
+    return invoice_context_of(invoice=invoice, data=result.data, evidence=result.evidence,
+                              key_figures=result.key_figures)
+
+
+def _invoice_basics(invoice: dict) -> dict:
+    total = invoice.get("total") or {}
+    return {"period": invoice.get("period", ""), "total": str(total.get("amount") or ""),
+            "currency": total.get("currency", "")}
+
+
+def invoice_context_of(*, invoice: dict, data: dict, evidence, key_figures) -> dict:
+    """Return the approver's context from an invoice_change answer billing already gave (the bot's turn has one)."""
+    context = _invoice_basics(invoice)
     # What was paid is billing's own finding (succeeded payments against the total), not a second sum here.
     try:
-        current = parse_invoice(result.data.get("current_invoice"))
-        paid = find_payments(current, [parse_payment(p) for p in result.data.get("payments") or []])[0].paid
-    except ValueError:  # a record off the contract, or payments in another currency
-        logger.exception("invoice context of %s %s: unreadable records", customer_id, invoice.get("id"))
+        current = parse_invoice(data.get("current_invoice"))
+        paid = find_payments(current, [parse_payment(p) for p in data.get("payments") or []])[0].paid
+    except (ValueError, TypeError, IndexError):  # a record off the contract, or payments in another currency
+        logger.exception("invoice context of %s: unreadable records", invoice.get("id"))
         return {**context, "unavailable": "billing's records could not be read"}
     figures = []
-    for figure in result.key_figures:
-        fact = result.evidence[figure.index] if figure.index < len(result.evidence) else None
+    for figure in key_figures:
+        fact = evidence[figure.index] if figure.index < len(evidence) else None
         if figure.name in FIGURE_LABELS and isinstance(figure.value, Decimal) and fact is not None:
             figures.append({"name": figure.name, "label": FIGURE_LABELS[figure.name], "amount": figure.figure,
                             "text": fact.text})
@@ -193,16 +205,6 @@ def _language(conversation: Conversation) -> str:
     """The contact's language for amounts (billing's notation); one billing cannot write reads as Spanish."""
     language = conversation.contact.language
     return language if language in LANGUAGES else "es"
-
-
-def _tell_proposer(request: CreditNoteRequest, decision: str) -> Notification | None:
-    """Tell the agent who proposed the credit note what was decided (in the desk header, until they open it)."""
-    if request.proposed_by_id is None:
-        return None
-    amount = money_text(request.amount, request.currency, _language(request.conversation))
-    text = f"Your credit note of {amount} on {request.invoice_id} was {decision}"
-    return Notification.objects.create(recipient_id=request.proposed_by_id, conversation_id=request.conversation_id,
-                                       text=text[:300])
 
 
 def _amount(value) -> Decimal:
@@ -291,6 +293,68 @@ def credit_note_propose(*, conversation: Conversation, agent, invoice_id: str, a
     return request
 
 
+@dataclass(frozen=True)
+class BotCreditNote:
+    """A credit note the bot's turn drafts from a verified finding (a charge billed twice), for a supervisor."""
+
+    invoice_id: str
+    amount: Decimal
+    currency: str
+    reason: str
+    invoice_total: Decimal  # billing's total of the invoice, from the turn's own billing answer
+    context: dict  # what the approver decides with (invoice_context_of)
+    text_without: str  # the reply without the sentence that tells the customer the request is filed
+
+
+@transaction.atomic
+def bot_reply_with_credit_note(*, conversation_id: int, text: str, credit_note: BotCreditNote
+                               ) -> tuple[Message | None, CreditNoteRequest | None]:
+    """Record the bot's reply and the credit note it drafted, or the reply without it; nothing while a person holds
+    the conversation (the state gate, under the conversation's row lock, as bot_reply_record).
+
+    The same finding (customer, invoice, amount) is one proposal however often the customer asks: a repeated
+    question finds the pending one and the reply still says it is filed; after a supervisor rejected it, or when
+    the invoice has no room left for it, the reply goes without the sentence and no proposal is made.
+    """
+    conversation = Conversation.objects.select_for_update().select_related("contact").get(pk=conversation_id)
+    if conversation.held_by_human:
+        return None, None
+    request = _bot_credit_note_file(conversation, credit_note)
+    reply = bot_reply_record(conversation_id=conversation.pk, text=text if request else credit_note.text_without)
+    if request is not None and request.reply_id is None:
+        request.reply = reply
+        request.save(update_fields=["reply"])
+    return reply, request
+
+
+def _bot_credit_note_file(conversation: Conversation, note: BotCreditNote) -> CreditNoteRequest | None:
+    """Return the bot's proposal for this finding, filed now or before; None when none may stand."""
+    customer_id = conversation.contact.customer_id
+    if not customer_id or note.amount <= 0 or note.currency not in CURRENCIES:
+        return None
+    same = CreditNoteRequest.objects.filter(drafted_by_bot=True, customer_id=customer_id,
+                                            invoice_id=note.invoice_id, amount=note.amount)
+    existing = same.first()
+    if existing is not None:
+        return None if existing.status == CreditNoteRequest.Status.REJECTED else existing
+    already = (CreditNoteRequest.objects.filter(customer_id=customer_id, invoice_id=note.invoice_id,
+                                                status__in=COUNTING)
+               .aggregate(total=Sum("amount"))["total"] or Decimal("0"))
+    if note.amount + already > note.invoice_total:
+        return None  # a person already asked for (part of) it: theirs stands, the bot adds nothing
+    try:
+        with transaction.atomic():  # another conversation of the same customer filed it this instant
+            request = CreditNoteRequest.objects.create(
+                conversation=conversation, customer_id=customer_id, invoice_id=note.invoice_id, amount=note.amount,
+                currency=note.currency, reason=note.reason[:REASON_MAX], proposed_by=None, drafted_by_bot=True,
+                context=note.context)
+    except IntegrityError:
+        existing = same.first()
+        return None if existing is None or existing.status == CreditNoteRequest.Status.REJECTED else existing
+    _event(request, None, "credit_note_proposed", reason=request.reason, agent="the bot", by_bot=True)
+    return request
+
+
 def _locked(request: CreditNoteRequest) -> CreditNoteRequest:
     return (CreditNoteRequest.objects.select_for_update(of=("self",))
             .select_related("conversation__contact").get(pk=request.pk))
@@ -318,8 +382,8 @@ def credit_note_approve(*, request: CreditNoteRequest, supervisor) -> CreditNote
     request.decided_by = supervisor
     request.decided_at = clock.now()
     request.save(update_fields=["status", "decided_by", "decided_at"])
-    _event(request, supervisor, "credit_note_approved")
-    _tell_proposer(request, f"approved by {supervisor.get_username()}")
+    _event(request, supervisor, "credit_note_approved", by_bot=request.drafted_by_bot)
+    decision_notify(request, supervisor)
     request_id = request.pk
     transaction.on_commit(lambda: credit_note_send(request_id=request_id, actor=supervisor))
     return request
@@ -340,8 +404,8 @@ def credit_note_reject(*, request: CreditNoteRequest, supervisor, note: str) -> 
     request.decided_at = clock.now()
     request.decision_note = note[:2000]
     request.save(update_fields=["status", "decided_by", "decided_at", "decision_note"])
-    _event(request, supervisor, "credit_note_rejected", note=request.decision_note)
-    _tell_proposer(request, f"rejected by {supervisor.get_username()}: {request.decision_note}")
+    _event(request, supervisor, "credit_note_rejected", note=request.decision_note, by_bot=request.drafted_by_bot)
+    decision_notify(request, supervisor)
     return request
 
 
@@ -401,6 +465,8 @@ def credit_note_send(*, request_id: int, actor=None) -> CreditNoteRequest:
 
 
 def _requested_by(request: CreditNoteRequest) -> str | None:
+    if request.drafted_by_bot:
+        return "tracedesk:bot"
     if request.proposed_by is None:
         return None
     return f"tracedesk:{request.proposed_by.get_username()}"[:100]
@@ -418,10 +484,14 @@ def credit_note_panel(*, conversation: Conversation, values: dict | None = None,
     if billing is None:
         billing = customer_invoices(customer_id=conversation.contact.customer_id)
     values = dict(values or {})
+    requests = list(conversation_credit_notes(conversation=conversation))
+    for request in requests:  # what the agent may tell the customer once a supervisor decided
+        request.tell = tell_customer_text(request, conversation.contact.language)
     if not values.get("currency") and billing.invoices:
         values["currency"] = (billing.invoices[0].get("total") or {}).get("currency", "")
     return {
-        "requests": list(conversation_credit_notes(conversation=conversation)),
+        "requests": requests,
+        "window_open": reply_window_open(conversation),
         "billing": billing,
         "values": values,
         "kept": bool(values.get("invoice")),  # input to show again even when billing is down

@@ -1,7 +1,7 @@
-"""The desk's part of every page header: the agent's own status and their unread notifications.
+"""The desk's part of every page header: the agent's own status (available or away).
 
-Read only when a template draws them (the page's header), never for a partial such as the inbox's 5-second
-poll of its rows: two queries per page, none per poll.
+Read only when a template draws it (the page's header), never for a partial such as the inbox's 5-second
+poll of its rows: one query per page, none per poll. The header's notifications are desk/notifications.py's.
 """
 
 from __future__ import annotations
@@ -11,13 +11,11 @@ from functools import cached_property
 from django.db import DatabaseError
 
 from desk.access import may_work_desk
-from desk.models import AgentProfile, Notification
-
-NOTIFICATIONS_SHOWN = 5
+from desk.models import AgentProfile
 
 
 class DeskHeader:
-    """What the header shows of the desk for one person who works it; each part read on first use."""
+    """What the header shows of the desk for one person who works it, read on first use."""
 
     def __init__(self, user):
         self.user = user
@@ -34,25 +32,9 @@ class DeskHeader:
     def status_label(self) -> str:
         return AgentProfile.Status(self.status).label
 
-    @cached_property
-    def _unread(self) -> list[Notification]:
-        try:
-            return list(Notification.objects.filter(recipient=self.user, read_at__isnull=True)
-                        .order_by("-created_at", "-pk")[:NOTIFICATIONS_SHOWN + 1])
-        except DatabaseError:
-            return []
-
-    @property
-    def notifications(self) -> list[Notification]:
-        return self._unread[:NOTIFICATIONS_SHOWN]
-
-    @property
-    def more(self) -> bool:
-        return len(self._unread) > NOTIFICATIONS_SHOWN
-
 
 def desk_header(request):
-    """Template context: `desk_header` for people who work the desk (their status, their notifications)."""
+    """Template context: `desk_header` for people who work the desk (their status)."""
     user = getattr(request, "user", None)
     if user is None or not user.is_authenticated:
         return {}

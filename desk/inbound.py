@@ -37,9 +37,11 @@ from kombu.exceptions import OperationalError as BrokerError
 
 from core import clock, db_faults
 from core.tasks import task_queue
-from desk.channel import InboundMessage
+from desk.channel import MEDIA_KINDS, InboundMessage
 from desk.complaints import followup_complaint_check, reaction_complaint_apply
+from desk.media import attachment_track
 from desk.models import Channel, Contact, Conversation, Event, Message
+from desk.satisfaction import satisfaction_answer_record
 from desk.storable import text_capped
 from desk.whatsapp import StatusUpdate, WebhookBatch
 
@@ -173,11 +175,17 @@ def inbound_messages_store(*, contact: Contact, channel: str, messages: Sequence
                 message_id=stored.message_id)
         elif inbound.kind in ("edit", "revoke"):
             _change_apply(contact=contact, inbound=inbound)
+        elif inbound.kind == "satisfaction":
+            satisfaction_answer_record(contact=contact, message_id=stored.message_id,
+                                       reply_id=str(inbound.payload.get("reply_id") or ""))
         elif inbound.kind == "reaction":
             reaction_complaint_apply(contact=contact, inbound=inbound, message_id=stored.message_id)
         elif inbound.kind == "text" and inbound.text.strip():
             followup_complaint_check(conversation_id=stored.conversation_id, inbound=inbound,
                                      message_id=stored.message_id)
+        elif inbound.kind in MEDIA_KINDS and channel == Channel.WHATSAPP:
+            # The file is fetched by a worker after commit (desk.media), never inside the webhook's request.
+            attachment_track(message_id=stored.message_id, payload=inbound.payload)
         if inbound.wants_turn:
             transaction.on_commit(partial(turn_queue, stored.message_id))
             report.queued.append(stored.message_id)

@@ -1,11 +1,15 @@
 """Conversations with subscribers: contacts, conversations, messages, escalations and the audit trail."""
 
+import uuid
+
 from django.conf import settings
 from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchVectorField
+from django.core.files.storage import storages
 from django.db import models
 from django.db.models import F, Q, Value
 
+from core import clock
 from core.fields import ClockDateTimeField
 from core.fulltext import bilingual_vector
 
@@ -284,12 +288,20 @@ class CreditNoteRequest(models.Model):
     # its total, what was paid, and the figures billing's computations find on it (a duplicate charge, the
     # change from the previous invoice) — the approver decides with them.
     context = models.JSONField(default=dict, db_default=Value({}, models.JSONField()), blank=True)
+    # Drafted by the bot from a verified finding (a charge billed twice), not by a person; the reply that told the
+    # customer is `reply` (its trace shows the evidence).
+    drafted_by_bot = models.BooleanField(default=False, db_default=False)
+    reply = models.ForeignKey(Message, null=True, blank=True, on_delete=models.SET_NULL, related_name="+",
+                              help_text="The bot's reply that told the customer the request was filed.")
 
     class Meta:
         permissions = [('approve_credit_notes', 'Approve credit notes')]
         ordering = ["proposed_at", "pk"]
         constraints = [
             models.CheckConstraint(condition=Q(amount__gt=0), name="desk_credit_note_amount_positive"),
+            # The same finding asked about again (or by two turns at once) is one proposal, whatever its fate.
+            models.UniqueConstraint(fields=["customer_id", "invoice_id", "amount"], condition=Q(drafted_by_bot=True),
+                                    name="desk_cn_bot_once_per_finding"),
         ]
         indexes = [models.Index(fields=["status", "proposed_at"], name="desk_cn_status_proposed")]
 
@@ -368,18 +380,142 @@ class AgentProfile(models.Model):
 
 
 class Notification(models.Model):
-    """Something the desk tells one person: shown in the desk header until they open it."""
+    """A line in the desk's header for one person (`recipient`) or, with none, for everyone who works the desk."""
 
-    recipient = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="desk_notifications")
-    conversation = models.ForeignKey(Conversation, null=True, blank=True, on_delete=models.CASCADE, related_name="+")
+    recipient = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE,
+                                  related_name="+", help_text="Empty: everyone who works the desk.")
     text = models.CharField(max_length=300)
+    url = models.CharField(max_length=300, blank=True)
+    conversation = models.ForeignKey(Conversation, null=True, blank=True, on_delete=models.CASCADE,
+                                     related_name="notifications")
     created_at = ClockDateTimeField(auto_now_add=True)
-    read_at = models.DateTimeField(null=True, blank=True)
+    # One person dismissing a notification meant for everyone dismisses it for all: someone has seen to it.
+    dismissed_at = models.DateTimeField(null=True, blank=True)
+    dismissed_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                     related_name="+")
 
     class Meta:
         ordering = ["-created_at", "-pk"]
-        indexes = [models.Index(fields=["recipient", "created_at"], condition=Q(read_at__isnull=True),
-                                name="desk_notification_unread")]
+        indexes = [models.Index(fields=["recipient", "created_at"], condition=Q(dismissed_at__isnull=True),
+                                name="desk_notification_open")]
 
     def __str__(self):
-        return f"to {self.recipient_id}: {self.text}"
+        return self.text
+
+
+class Satisfaction(models.Model):
+    """The one satisfaction question a conversation's customer gets after a person resolved it, and their answer."""
+
+    class Answer(models.TextChoices):
+        GOOD = "good", "Good"
+        OKAY = "okay", "Okay"
+        BAD = "bad", "Bad"
+
+    conversation = models.OneToOneField(Conversation, on_delete=models.CASCADE, related_name="satisfaction")
+    question = models.ForeignKey(Message, null=True, on_delete=models.SET_NULL, related_name="+",
+                                 help_text="The interactive message that asked.")
+    agent = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                              related_name="+", help_text="Who handled the conversation (held it when resolved).")
+    reason = models.CharField(max_length=40, blank=True, help_text="The escalation's reason, if it was escalated.")
+    asked_at = ClockDateTimeField(auto_now_add=True)
+    answer = models.CharField(max_length=10, choices=Answer.choices, blank=True)
+    answered_at = models.DateTimeField(null=True, blank=True)
+    answer_message = models.ForeignKey(Message, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+
+    class Meta:
+        indexes = [models.Index(fields=["asked_at"], name="desk_satisfaction_asked")]
+
+    def __str__(self):
+        return f"satisfaction on conversation {self.conversation_id}: {self.answer or 'no answer'}"
+
+
+class MessageTemplate(models.Model):
+    """A WhatsApp message template as Meta has it: the only message WhatsApp delivers after the 24-hour window.
+
+    Templates are written and approved in Meta's WhatsApp Manager; this row mirrors one so the desk can offer
+    it. Only approved ones are offered. `variable_sources[i]` says what fills `{{i+1}}` by default.
+    """
+
+    class Category(models.TextChoices):
+        MARKETING = "marketing", "Marketing"
+        UTILITY = "utility", "Utility"
+        AUTHENTICATION = "authentication", "Authentication"
+
+    class Status(models.TextChoices):
+        APPROVED = "approved", "Approved"
+        PENDING = "pending", "Pending review"
+        REJECTED = "rejected", "Rejected"
+        PAUSED = "paused", "Paused"
+
+    class Source(models.TextChoices):
+        NONE = "", "Typed by the agent"
+        CUSTOMER_NAME = "customer_name", "The customer's name"
+        AMOUNT_DUE = "amount_due", "The amount of the latest invoice"
+        CREDIT_NOTE = "credit_note", "The conversation's credit-note number"
+
+    name = models.CharField(max_length=512, help_text="Meta's template name: lowercase letters, digits and _.")
+    language = models.CharField(max_length=15, help_text="Meta's language code: es, en, en_US, es_MX…")
+    category = models.CharField(max_length=20, choices=Category.choices, default=Category.UTILITY)
+    body = models.TextField(help_text="The body text, variables written {{1}}, {{2}}…")
+    buttons = models.JSONField(default=list, blank=True, help_text="Quick-reply button labels.")
+    variable_sources = models.JSONField(default=list, blank=True)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
+    created_at = ClockDateTimeField(auto_now_add=True)
+    updated_at = ClockDateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["name", "language"]
+        constraints = [models.UniqueConstraint(fields=["name", "language"], name="desk_template_name_language")]
+
+    def __str__(self):
+        return f"{self.name} ({self.language})"
+
+
+def attachment_path(instance, filename: str) -> str:
+    """Return where a stored file goes: by month, under a random name (the customer's name is kept apart)."""
+    today = clock.today()
+    return f"desk/media/{today:%Y/%m}/{uuid.uuid4().hex}{filename[filename.rfind('.'):] if '.' in filename else ''}"
+
+
+def desk_media_storage():
+    """Return the storage of the desk's files (settings.STORAGES["desk_media"]: the file system, or S3)."""
+    return storages["desk_media"]
+
+
+class Attachment(models.Model):
+    """The file of an image, audio, video, document or sticker message: fetched from WhatsApp, or an agent's."""
+
+    class State(models.TextChoices):
+        PENDING = "pending", "Downloading"
+        STORED = "stored", "Stored"
+        FAILED = "failed", "Download failed"
+
+    message = models.OneToOneField(Message, on_delete=models.CASCADE, related_name="attachment")
+    media_id = models.CharField(max_length=128, blank=True, help_text="WhatsApp's media id.")
+    declared_type = models.CharField(max_length=100, blank=True, help_text="The MIME type the sender declared.")
+    content_type = models.CharField(max_length=100, blank=True, help_text="The type the file's bytes prove.")
+    size = models.PositiveBigIntegerField(null=True, blank=True)
+    filename = models.CharField(max_length=255, blank=True)
+    file = models.FileField(upload_to=attachment_path, storage=desk_media_storage, max_length=255, blank=True)
+    thumbnail = models.FileField(upload_to=attachment_path, storage=desk_media_storage, max_length=255,
+                                 blank=True)
+    state = models.CharField(max_length=10, choices=State.choices, default=State.PENDING)
+    error = models.TextField(blank=True)
+    attempts = models.PositiveIntegerField(default=0)
+    created_at = ClockDateTimeField(auto_now_add=True)
+    updated_at = ClockDateTimeField(auto_now=True)
+
+    def __str__(self):
+        return f"{self.get_state_display()} file of message {self.message_id}"
+
+    @property
+    def is_image(self) -> bool:
+        return self.content_type.startswith("image/")
+
+    @property
+    def is_audio(self) -> bool:
+        return self.content_type.startswith("audio/")
+
+    @property
+    def is_video(self) -> bool:
+        return self.content_type.startswith("video/")

@@ -18,6 +18,7 @@ class Reason(StrEnum):
     FORBIDDEN_PHRASE = "FORBIDDEN_PHRASE"
     MODEL_ERROR = "MODEL_ERROR"
     MODEL_DEFERRED = "MODEL_DEFERRED"
+    MEDIA = "MEDIA"
 
     @property
     def label(self) -> str:
@@ -33,6 +34,7 @@ LABELS = {
     Reason.FORBIDDEN_PHRASE: "Answer made a forbidden promise",
     Reason.MODEL_ERROR: "Model failed",
     Reason.MODEL_DEFERRED: "Model deferred to a person",
+    Reason.MEDIA: "Customer sent a photo, voice note or file",
 }
 
 

@@ -18,8 +18,9 @@ from core import clock
 from core.fulltext import Matches, bilingual_query, newest_first
 from core.keyset import cursor_decode, cursor_encode, keyset_after, keyset_page
 from desk.disagreement import RULE_LABELS
+from desk.graph_errors import failure_explained
 from desk.identifiers import whatsapp_digits
-from desk.models import ComplaintSignal, Contact, Conversation, Escalation, Event, Message
+from desk.models import Attachment, ComplaintSignal, Contact, Conversation, Escalation, Event, Message
 from desk.reasons import reason_label
 from desk.storable import TEXT_MAX
 
@@ -135,7 +136,8 @@ def escalation_queue(*, agent, filters: QueueFilters, after: QueueCursor | None 
     now = now or clock.now()
     queue = (
         Escalation.objects.select_related("conversation__contact", "conversation__assignee")
-        .annotate(last_customer_text=_last_inbound("text"), last_customer_kind=_last_inbound("kind"))
+        .annotate(last_customer_text=_last_inbound("text"), last_customer_kind=_last_inbound("kind"),
+                  last_customer_message_id=_last_inbound("pk"))
     )
     if filters.resolved:
         queue = queue.filter(status=Escalation.Status.RESOLVED, resolved_at__isnull=False)
@@ -283,8 +285,9 @@ class ThreadEntry:
         if message is None or message.direction != Message.Direction.INBOUND:
             return []
         payload = message.payload if isinstance(message.payload, dict) else {}
+        shown_as_file = hasattr(message, "attachment")  # the file itself says what it is
         marks = {"edit": ["edited an earlier message"], "revoke": ["deleted an earlier message"]}.get(
-            message.kind, [] if message.kind == "text" else [message.kind])
+            message.kind, [] if message.kind == "text" or shown_as_file else [message.kind])
         if payload.get("deleted"):
             marks.append("deleted by the customer")
         if payload.get("edited"):
@@ -350,16 +353,27 @@ class ThreadEntry:
             "verified_wrong": f"bot answer marked verified wrong{by}: {detail.get('reason', '')}",
             "complaint_marked": f"customer complaint about a bot answer marked{by}",
             "complaint_unmarked": f"customer complaint mark taken back{by}",
-            "send_failed": "sending failed: " + str(detail.get("error") or detail.get("title")
-                                                    or detail.get("code") or "no reason given"),
+            "send_failed": _send_failed_label(detail),
             "customer_linked": f"linked to billing customer {detail.get('customer_id', '?')}"
                                + (f" ({detail['name']})" if detail.get("name") else "") + by
                                + (f", instead of {detail['previous']}" if detail.get("previous") else ""),
             "customer_unlinked": f"unlinked from billing customer {detail.get('customer_id', '?')}{by}",
             "number_changed": f"number changed from {detail.get('from') or '?'} to {detail.get('to') or '?'}",
             **_credit_note_labels(detail, by, self.language),
+            "satisfaction_asked": "satisfaction question sent to the customer (Good / Okay / Bad)",
+            "satisfaction_answered": "Customer rated the help: "
+                                     + {"good": "Good", "okay": "Okay", "bad": "Bad"}.get(str(detail.get("answer")),
+                                                                                       "?"),
         }
         return labels.get(event.kind, event.kind.replace("_", " "))
+
+
+def _send_failed_label(detail: dict) -> str:
+    """The thread's line for a failed send: Meta's words, then what to do when the code is a known one."""
+    said = str(detail.get("error") or detail.get("title") or detail.get("code") or "no reason given")
+    code = detail.get("code") if isinstance(detail.get("code"), int) else None
+    sentence = failure_explained(said, code).sentence
+    return f"sending failed: {said}" + (f" — {sentence}" if sentence else "")
 
 
 def _event_money(detail: dict, language: str) -> str:
@@ -373,11 +387,17 @@ def _event_money(detail: dict, language: str) -> str:
 
 def _credit_note_labels(detail: dict, by: str, language: str = "es") -> dict[str, str]:
     """The thread's lines for a credit note's life: proposed, approved, rejected, sent, failed, retried."""
-    what = f"credit note of {_event_money(detail, language)} on invoice {detail.get('invoice_id', '?')}"
+    money = _event_money(detail, language)
+    what = f"credit note of {money} on invoice {detail.get('invoice_id', '?')}"
+    whose = "the bot's" if detail.get("by_bot") else "the"
+
+    def decided(verb: str) -> str:  # "Supervisor sol approved the credit note for USD 162,40 on invoice F-1"
+        return (f"Supervisor{by.removeprefix(' by')} {verb} {whose} credit note for {money} on invoice "
+                f"{detail.get('invoice_id', '?')}")
     return {
         "credit_note_proposed": f"{what} proposed{by}: {detail.get('reason', '')}",
-        "credit_note_approved": f"{what} approved{by}",
-        "credit_note_rejected": f"{what} rejected{by}: {detail.get('note', '')}",
+        "credit_note_approved": f"{decided('approved')}",
+        "credit_note_rejected": f"{decided('rejected')}: {detail.get('note', '')}",
         "credit_note_sent": f"{what} sent to billing, which filed it as {detail.get('billing_id') or '?'}",
         "credit_note_failed": f"{what}: billing did not take it ({detail.get('error') or 'no reason given'})",
         "credit_note_retried": f"{what} sent again{by}",
@@ -387,7 +407,7 @@ def _credit_note_labels(detail: dict, by: str, language: str = "es") -> dict[str
 def conversation_thread(*, conversation: Conversation) -> list[ThreadEntry]:
     """Return the conversation's messages (with their complaint signals) and events in time order (three queries)."""
     messages = (
-        conversation.messages.select_related("agent", "verified_wrong_by")
+        conversation.messages.select_related("agent", "verified_wrong_by", "attachment")
         .prefetch_related(Prefetch("complaints", ComplaintSignal.objects.select_related("marked_by")))
         .order_by("created_at", "pk")
     )
@@ -448,5 +468,22 @@ def thread_version(*, conversation: Conversation) -> str:
     wrong = Count("pk", filter=Q(verified_wrong_at__isnull=False))
     messages = conversation.messages.aggregate(last=Max("pk"), wrong=wrong, **per_status)
     events = conversation.events.aggregate(last=Max("pk"))
-    parts = [messages.pop("last"), messages.pop("wrong"), *messages.values(), events["last"]]
+    # A file downloaded (or failed) changes the thread too: it moves from "downloading" to shown or to Retry.
+    files = Attachment.objects.filter(message__conversation=conversation).aggregate(
+        last=Max("updated_at"), n=Count("pk"))
+    parts = [messages.pop("last"), messages.pop("wrong"), *messages.values(), events["last"], files["n"],
+             int(files["last"].timestamp() * 1000) if files["last"] else 0]
     return ".".join(str(part or 0) for part in parts)
+
+
+def attachments_of(*, message_ids) -> dict[int, Attachment]:
+    """Return the attachments of these messages by message id (one query): the inbox shows them on the cards."""
+    ids = [i for i in message_ids if i]
+    return {a.message_id: a for a in Attachment.objects.filter(message_id__in=ids)} if ids else {}
+
+
+def escalation_attachments(*, conversation: Conversation, limit: int = 4) -> list[Attachment]:
+    """Return the files the customer sent in this conversation, newest first (the escalation card shows them)."""
+    return list(Attachment.objects.filter(message__conversation=conversation,
+                                          message__direction=Message.Direction.INBOUND)
+                .select_related("message").order_by("-message__created_at", "-pk")[:limit])

@@ -1,4 +1,4 @@
-"""Outbound channel: send a text to a WhatsApp user through the Cloud API, or record it without a network.
+"""Outbound channel: send a text, a template or a file to a WhatsApp user through the Cloud API, or record it.
 
 `WhatsAppCloudSender` speaks the documented Graph API JSON with httpx (one endpoint, one body)
 and owns its retry policy: rate limits (HTTP 429, codes 4, 80007, 130429, 131056) and server
@@ -38,9 +38,33 @@ class SendResult:
     attempts: int = 1
 
 
+@dataclass(frozen=True)
+class OutgoingFile:
+    """A file to send: its bytes, the type they proved (desk.media_types), its name and a caption."""
+
+    content: bytes
+    mime: str
+    filename: str
+    kind: str  # image | document
+    caption: str = ""
+
+
 class Sender(Protocol):
     def send_text(self, *, to: str = "", user_id: str = "", text: str) -> SendResult:
         """Send one text message to a WhatsApp user: by phone number (`to`), else by business-scoped id."""
+        ...
+
+    def send_interactive(self, *, to: str = "", user_id: str = "", interactive: dict) -> SendResult:
+        """Send one interactive message (reply buttons: the Cloud API's `interactive` object) to a WhatsApp user."""
+        ...
+
+    def send_template(self, *, to: str = "", user_id: str = "", name: str, language: str,
+                      parameters: list[str]) -> SendResult:
+        """Send an approved template with its body's values, in order ({{1}}, {{2}}…)."""
+        ...
+
+    def send_file(self, *, to: str = "", user_id: str = "", file: OutgoingFile) -> SendResult:
+        """Upload a file to WhatsApp and send it as an image or document message."""
         ...
 
 
@@ -56,9 +80,28 @@ class RecordingSender:
                           "provider_message_id": provider_message_id})
         return SendResult(ok=True, provider_message_id=provider_message_id, status="sent", attempts=1)
 
+    def send_interactive(self, *, to: str = "", user_id: str = "", interactive: dict) -> SendResult:
+        provider_message_id = f"rec-{uuid.uuid4()}"
+        self.sent.append({"to": to, "user_id": user_id, "interactive": interactive,
+                          "provider_message_id": provider_message_id})
+        return SendResult(ok=True, provider_message_id=provider_message_id, status="sent", attempts=1)
+
+    def send_template(self, *, to: str = "", user_id: str = "", name: str, language: str,
+                      parameters: list[str]) -> SendResult:
+        provider_message_id = f"rec-{uuid.uuid4()}"
+        self.sent.append({"to": to, "user_id": user_id, "template": name, "language": language,
+                          "parameters": list(parameters), "provider_message_id": provider_message_id})
+        return SendResult(ok=True, provider_message_id=provider_message_id, status="sent", attempts=1)
+
+    def send_file(self, *, to: str = "", user_id: str = "", file: OutgoingFile) -> SendResult:
+        provider_message_id = f"rec-{uuid.uuid4()}"
+        self.sent.append({"to": to, "user_id": user_id, "file": file.filename, "kind": file.kind,
+                          "caption": file.caption, "provider_message_id": provider_message_id})
+        return SendResult(ok=True, provider_message_id=provider_message_id, status="sent", attempts=1)
+
 
 class WhatsAppCloudSender:
-    """Send text messages with the WhatsApp Cloud API (POST {base}/{phone_number_id}/messages)."""
+    """Send text, template and file messages with the WhatsApp Cloud API (POST {base}/{phone_number_id}/messages)."""
 
     def __init__(self, *, base_url: str, access_token: str, phone_number_id: str,
                  timeout: httpx.Timeout | None = None, max_attempts: int = 3, backoff_s: float = 1.0,
@@ -67,6 +110,7 @@ class WhatsAppCloudSender:
         if not access_token or not phone_number_id:
             raise ValueError("WhatsAppCloudSender needs an access token and a phone number id")
         self.url = f"{base_url.rstrip('/')}/{phone_number_id}/messages"
+        self.media_url = f"{base_url.rstrip('/')}/{phone_number_id}/media"
         self.max_attempts = max(1, max_attempts)
         self.backoff_s = backoff_s
         self.max_wait_s = max_wait_s
@@ -86,20 +130,56 @@ class WhatsAppCloudSender:
         reached through `recipient` with their business-scoped user id (BSUID). Meta gives `to`
         precedence when both are set and recommends the number when there is one, so only one is sent.
         """
+        return self._message(to=to, user_id=user_id, content={
+            "type": "text", "text": {"preview_url": False, "body": text}})
+
+    def send_interactive(self, *, to: str = "", user_id: str = "", interactive: dict) -> SendResult:
+        """Send an interactive message (reply buttons) with the same recipient rule and retry policy as a text."""
+        return self._message(to=to, user_id=user_id, content={"type": "interactive", "interactive": interactive})
+
+    def send_template(self, *, to: str = "", user_id: str = "", name: str, language: str,
+                      parameters: list[str]) -> SendResult:
+        """Send an approved template (Meta delivers it outside the 24-hour window too).
+
+        The body's values go in one `body` component, each a `text` parameter, in the variables' order.
+        """
+        components = ([{"type": "body", "parameters": [{"type": "text", "text": value} for value in parameters]}]
+                      if parameters else [])
+        return self._message(to=to, user_id=user_id, content={
+            "type": "template",
+            "template": {"name": name, "language": {"code": language}, "components": components}})
+
+    def send_file(self, *, to: str = "", user_id: str = "", file: OutgoingFile) -> SendResult:
+        """Upload the file (POST /{phone-number-id}/media), then send a message naming its media id."""
         if not to and not user_id:
-            return SendResult(ok=False, provider_message_id=None, status="failed", attempts=0,
-                              error="no recipient: the contact has neither a WhatsApp number nor a user id")
+            return _no_recipient()
+        uploaded = self._retrying(lambda: self._attempt_upload(file))
+        if not uploaded.ok:
+            return SendResult(ok=False, provider_message_id=None, status="failed", attempts=uploaded.attempts,
+                              error=f"upload refused: {uploaded.error}")
+        media = {"id": uploaded.provider_message_id}
+        if file.caption:
+            media["caption"] = file.caption
+        if file.kind == "document":
+            media["filename"] = file.filename
+        return self._message(to=to, user_id=user_id, content={"type": file.kind, file.kind: media})
+
+    def _message(self, *, to: str, user_id: str, content: dict) -> SendResult:
+        if not to and not user_id:
+            return _no_recipient()
         body = {
             "messaging_product": "whatsapp",
             "recipient_type": "individual",
             **({"to": to} if to else {"recipient": user_id}),
-            "type": "text",
-            "text": {"preview_url": False, "body": text},
+            **content,
         }
+        return self._retrying(lambda: self._attempt(body))
+
+    def _retrying(self, attempt_once: Callable[[], _Attempt]) -> SendResult:
         attempt = 0
         while True:
             attempt += 1
-            outcome = self._attempt(body)
+            outcome = attempt_once()
             if outcome.result is not None:
                 return _with_attempts(outcome.result, attempt)
             if attempt >= self.max_attempts:
@@ -116,9 +196,14 @@ class WhatsAppCloudSender:
                         attempt, outcome.error, wait)
             self.sleep(wait)
 
-    def _attempt(self, body: dict) -> _Attempt:
+    def _attempt_upload(self, file: OutgoingFile) -> _Attempt:
+        return self._attempt(None, url=self.media_url, id_of=lambda payload: payload["id"], files={
+            "file": (file.filename, file.content, file.mime)},
+            data={"messaging_product": "whatsapp", "type": file.mime})
+
+    def _attempt(self, body: dict | None, *, url: str = "", id_of=None, **request) -> _Attempt:
         try:
-            response = self._client.post(self.url, json=body)
+            response = self._client.post(url or self.url, **({"json": body} if body is not None else request))
         except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
             return _Attempt(error=f"could not connect to the WhatsApp API: {exc}")
         except httpx.TimeoutException as exc:
@@ -133,11 +218,12 @@ class WhatsAppCloudSender:
         payload = _json_or_none(response)
         if response.is_success:
             try:
-                wamid = str(payload["messages"][0]["id"])
+                wamid = str(id_of(payload) if id_of else payload["messages"][0]["id"])
             except (KeyError, IndexError, TypeError):
                 return _Attempt(result=SendResult(
                     ok=False, provider_message_id=None, status="failed",
-                    error=f"WhatsApp API answered {response.status_code} without messages[0].id"))
+                    error=f"WhatsApp API answered {response.status_code} without "
+                          f"{'an id' if id_of else 'messages[0].id'}"))
             # Accepted by Meta; the `sent`/`delivered`/`read` statuses arrive by webhook.
             return _Attempt(result=SendResult(ok=True, provider_message_id=wamid, status="queued"))
 
@@ -158,6 +244,11 @@ class _Attempt:
     result: SendResult | None = None  # final: success, or an error a retry cannot fix
     error: str = ""  # retryable error
     retry_after: float | None = None
+
+
+def _no_recipient() -> SendResult:
+    return SendResult(ok=False, provider_message_id=None, status="failed", attempts=0,
+                      error="no recipient: the contact has neither a WhatsApp number nor a user id")
 
 
 def _with_attempts(result: SendResult, attempts: int) -> SendResult:

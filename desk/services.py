@@ -18,9 +18,12 @@ from desk import rules
 from desk.access import conversation_verdict, require_desk_worker
 from desk.capacity import assignment_queue_on_commit
 from desk.identify import customer_search, customer_search_whatsapp
-from desk.models import Contact, Conversation, Escalation, Event, Message
+from desk.media import CheckedUpload, attachment_bytes, attachment_store_outgoing
+from desk.models import Attachment, Contact, Conversation, Escalation, Event, Message, MessageTemplate
+from desk.satisfaction import satisfaction_ask
 from desk.selectors import take_requests_pending
-from desk.senders import RecordingSender, get_sender
+from desk.senders import OutgoingFile, RecordingSender, get_sender
+from desk.template_text import language_matches, parameter_problem, template_render, template_variables
 
 logger = logging.getLogger(__name__)
 
@@ -112,8 +115,7 @@ def outbound_deliver(*, message_id: int) -> Message | None:
         return message  # already sent (a redelivered task must not send twice)
     conversation = message.conversation
     sender = get_sender() if conversation.channel == "whatsapp" else RecordingSender()
-    result = sender.send_text(to=conversation.contact.wa_id, user_id=conversation.contact.user_id,
-                              text=message.text)
+    result = _send(sender, message, to=conversation.contact.wa_id, user_id=conversation.contact.user_id)
     message.provider_message_id = result.provider_message_id or None
     message.status = Message.Status.SENT if result.ok else Message.Status.FAILED
     message.error = "" if result.ok else (result.error or "send failed")
@@ -123,6 +125,23 @@ def outbound_deliver(*, message_id: int) -> Message | None:
         Event.objects.create(conversation=conversation, kind="send_failed",
                              detail={"message_id": message.pk, "error": message.error})
     return message
+
+
+def _send(sender, message: Message, *, to: str, user_id: str):
+    """Send one recorded message as what it is: a template, an interactive question, a file, or text."""
+    payload = message.payload if isinstance(message.payload, dict) else {}
+    if message.kind == "template" and isinstance(payload.get("template"), dict):
+        template = payload["template"]
+        return sender.send_template(to=to, user_id=user_id, name=template["name"], language=template["language"],
+                                    parameters=list(template.get("parameters") or []))
+    if message.kind == "interactive" and isinstance(payload.get("interactive"), dict):
+        return sender.send_interactive(to=to, user_id=user_id, interactive=payload["interactive"])
+    attachment = Attachment.objects.filter(message=message, state=Attachment.State.STORED).first()
+    if message.kind in ("image", "document") and attachment is not None:
+        return sender.send_file(to=to, user_id=user_id, file=OutgoingFile(
+            content=attachment_bytes(attachment), mime=attachment.content_type, filename=attachment.filename,
+            kind=message.kind, caption=message.text))
+    return sender.send_text(to=to, user_id=user_id, text=message.text)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -260,6 +279,75 @@ def agent_reply_send(*, conversation_id: int, agent, text: str, now=None, form_k
 
 
 @transaction.atomic
+def agent_template_send(*, conversation_id: int, agent, template_id: int, values: list[str],
+                        form_key: str = "") -> Message:
+    """Send an approved WhatsApp template with the agent's values for its variables (inside or after the window).
+
+    Recorded as a `template` message whose text is the body as the customer reads it; delivered through the
+    same outbox as text (desk.deliver_outbound, retries, the sweep).
+    """
+    require_desk_worker(agent)
+    conversation = _locked(conversation_id)
+    if _form_key_used(conversation.messages.filter(agent=agent), "payload", form_key):
+        raise Unchanged("This template was sent already.")
+    _allow(rules.Action.REPLY, agent, conversation)
+    template = MessageTemplate.objects.filter(pk=template_id).first()
+    if template is None:
+        raise DeskActionError("Pick a template to send.")
+    if template.status != MessageTemplate.Status.APPROVED:
+        raise DeskActionError(f"“{template.name}” is {template.get_status_display().lower()} in WhatsApp, not "
+                              "approved: only an approved template can be sent.")
+    if not language_matches(template.language, conversation.contact.language):
+        raise DeskActionError(f"“{template.name}” is in {template.language}; the customer's language is "
+                              f"{conversation.contact.language}.")
+    numbers = template_variables(template.body)
+    values = [" ".join((value or "").split(" ")).strip() for value in values]
+    if len(values) != len(numbers):
+        raise DeskActionError(f"“{template.name}” has {len(numbers)} variables; {len(values)} values were given.")
+    for number, value in zip(numbers, values, strict=True):
+        problem = parameter_problem(number, value)
+        if problem:
+            raise DeskActionError(problem)
+    text = template_render(template.body, dict(zip(numbers, values, strict=True)))
+    payload = {"template": {"id": template.pk, "name": template.name, "language": template.language,
+                            "parameters": values}}
+    if form_key:
+        payload["form_key"] = form_key
+    message = Message.objects.create(
+        conversation=conversation, direction=Message.Direction.OUTBOUND, author=Message.Author.AGENT, agent=agent,
+        kind="template", text=text[:REPLY_MAX], status=Message.Status.QUEUED, payload=payload)
+    conversation.last_agent_reply_at = message.created_at
+    conversation.save(update_fields=["last_agent_reply_at"])
+    _deliver_on_commit(message)
+    return message
+
+
+@transaction.atomic
+def agent_file_send(*, conversation_id: int, agent, upload: CheckedUpload, caption: str = "", now=None,
+                    form_key: str = "") -> Message:
+    """Send the agent's image or PDF (checked by desk.media.upload_check) with an optional caption."""
+    require_desk_worker(agent)
+    conversation = _locked(conversation_id)
+    if _form_key_used(conversation.messages.filter(agent=agent), "payload", form_key):
+        raise Unchanged("This file was sent already.")
+    _allow(rules.Action.REPLY, agent, conversation)
+    if not reply_window_open(conversation, now=now):
+        raise DeskActionError("The customer's last message is more than 24 hours old: WhatsApp only delivers "
+                              "an approved template now, not a file.")
+    payload = {"filename": upload.filename}
+    if form_key:
+        payload["form_key"] = form_key
+    message = Message.objects.create(
+        conversation=conversation, direction=Message.Direction.OUTBOUND, author=Message.Author.AGENT, agent=agent,
+        kind=upload.kind, text=(caption or "").strip()[:1024], status=Message.Status.QUEUED, payload=payload)
+    attachment_store_outgoing(message=message, upload=upload)
+    conversation.last_agent_reply_at = message.created_at
+    conversation.save(update_fields=["last_agent_reply_at"])
+    _deliver_on_commit(message)
+    return message
+
+
+@transaction.atomic
 def note_add(*, conversation_id: int, agent, text: str, form_key: str = "") -> Event:
     """Add a private note to the thread; it is never sent to the customer. Anyone working the desk may."""
     require_desk_worker(agent)
@@ -326,6 +414,9 @@ def conversation_resolve(*, conversation_id: int, agent) -> Conversation:
     _close_escalations(conversation)
     _event(conversation, agent, "resolved")
     assignment_queue_on_commit()  # the holder has room again
+    asked = satisfaction_ask(conversation=conversation)  # once per conversation, when a person handled it
+    if asked is not None:
+        _deliver_on_commit(asked.question)
     return conversation
 
 

@@ -8,6 +8,7 @@ from django.conf import settings
 from core.tasks import queue_backlog
 from desk.capacity import escalations_assign_waiting
 from desk.delivery import undelivered_requeue
+from desk.media import media_fetch
 from desk.services import outbound_deliver
 
 
@@ -28,3 +29,9 @@ def requeue_undelivered() -> int:
 def assign_waiting() -> int:
     """Hand waiting escalations to available agents with room (queued after every change that frees room)."""
     return len(escalations_assign_waiting())
+
+
+@shared_task(name="desk.fetch_media", acks_late=True, ignore_result=True)
+def fetch_media(attachment_id: int) -> None:
+    """Download, check and store one file a customer sent on WhatsApp."""
+    media_fetch(attachment_id=attachment_id)

@@ -1,7 +1,7 @@
 from django.urls import path
 
 from desk import webhooks
-from desk.views import chat, conversation, credit_notes, inbox, search, team
+from desk.views import chat, conversation, credit_notes, files, inbox, notifications, search, team, templates
 
 app_name = "desk"
 urlpatterns = [
@@ -14,7 +14,6 @@ urlpatterns = [
     path("desk/team/", team.team, name="team"),
     path("desk/team/<int:user_id>/capacity/", team.agent_capacity, name="agent_capacity"),
     path("desk/team/conversations/<int:conversation_id>/reassign/", team.team_reassign, name="team_reassign"),
-    path("desk/notifications/<int:notification_id>/open/", team.notification_open, name="notification_open"),
     path("desk/contacts/<int:contact_id>/", search.contact, name="contact"),
     path("desk/conversations/<int:conversation_id>/", conversation.conversation_detail, name="conversation"),
     path("desk/conversations/<int:conversation_id>/thread/", conversation.conversation_thread_part,
@@ -40,10 +39,23 @@ urlpatterns = [
          conversation.complaint_unmark, name="complaint_unmark"),
     path("desk/conversations/<int:conversation_id>/credit-notes/", credit_notes.credit_note_propose,
          name="credit_note_propose"),
+    path("desk/conversations/<int:conversation_id>/template/", files.template_composer_part,
+         name="template_composer"),
+    path("desk/conversations/<int:conversation_id>/template/send/", files.template_send, name="template_send"),
+    path("desk/conversations/<int:conversation_id>/attach/", files.attach, name="attach"),
+    path("desk/files/<int:attachment_id>/", files.attachment_file, name="attachment_file"),
+    path("desk/files/<int:attachment_id>/thumbnail/", files.attachment_file, {"variant": "thumbnail"},
+         name="attachment_thumbnail"),
+    path("desk/files/<int:attachment_id>/retry/", files.attachment_retry, name="attachment_retry"),
+    path("desk/templates/", templates.template_list, name="templates"),
+    path("desk/templates/new/", templates.template_edit, name="template_new"),
+    path("desk/templates/<int:template_id>/", templates.template_edit, name="template_edit"),
     path("desk/credit-notes/", credit_notes.credit_notes, name="credit_notes"),
     path("desk/credit-notes/<int:request_id>/approve/", credit_notes.credit_note_approve,
          name="credit_note_approve"),
     path("desk/credit-notes/<int:request_id>/reject/", credit_notes.credit_note_reject,
          name="credit_note_reject"),
+    path("desk/notifications/<int:notification_id>/dismiss/", notifications.notification_dismiss,
+         name="notification_dismiss"),
     path("desk/credit-notes/<int:request_id>/retry/", credit_notes.credit_note_retry, name="credit_note_retry"),
 ]

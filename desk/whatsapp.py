@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from desk.channel import MEDIA_KINDS, InboundMessage
+from desk.satisfaction_rules import is_satisfaction_button
 from desk.storable import identifier_problem, storable_json, storable_text
 
 WEBHOOK_OBJECT = "whatsapp_business_account"
@@ -388,6 +389,9 @@ def _interactive(raw: dict, kind: str) -> _Content:
         details.update({k: reply[k] for k in ("is_permanent", "expiration_timestamp") if k in reply})
         return _Content("", {"reply_type": reply_type, **details}, kind="call_permission")
     details = {"reply_type": reply_type, "reply_id": _plain(reply.get("id"))}
+    if reply_type == "button_reply" and is_satisfaction_button(details["reply_id"]):
+        # A tap on the satisfaction question's buttons: an answer to store, never a question for the bot.
+        return _Content(_plain(reply.get("title")), details, kind="satisfaction")
     if reply_type == "nfm_reply":  # a WhatsApp Flow's answer
         details["response_json"] = _plain(reply.get("response_json"))
         return _Content(_plain(reply.get("body")), details)

@@ -133,7 +133,9 @@ def _cause_problems(folded: str, claim: str, findings: Sequence[Finding]) -> lis
     showing = []
     for cause in named:
         found = [finding for finding in findings if _shows(cause, finding)]
-        if not found:
+        # A finding that names the cause in its own words ("… Bs. 1.400,00 al mes antes de IVA") supports naming it,
+        # though not a figure put on it.
+        if not found and not any(has_words(fold(finding.text), cause.words) for finding in findings):
             problems.append(f"names {cause.name}, which no billing finding shows")
         showing += found
     if named and showing and not has_words(folded, _UP + _DOWN):

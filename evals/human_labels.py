@@ -20,6 +20,8 @@ from evals.judge_test_reads import SplitRead, judge_test_read_record
 from evals.label_file import LabelFileError, LabelRow, label_key, read_label_file, split_for
 from evals.models import EvalRun, EvalRunItem, GoldenSet, HumanLabel, JudgeVerdict
 from traces.models import Trace
+from traces.review_queues import settled_faithfulness
+from traces.scores import FAITHFUL
 
 SPLITS = ("train", "dev", "test")
 
@@ -223,6 +225,49 @@ def review_note_label(sender, *, note, **kwargs) -> None:
         return
     human_label_save(trace=trace, label="pass" if note.model_faithful else "fail",
                      note=note.first_failure or "from a review note", author=note.author)
+
+
+@dataclass(frozen=True)
+class SettledImport:
+    """What importing the review queues' settled faithfulness labels did."""
+
+    imported: int  # new or changed labels
+    unchanged: int  # the same label was there already (a second import changes nothing)
+    without_answer: int  # settled traces that sent no answer: nothing for the judge to read
+
+    @property
+    def summary(self) -> str:
+        return (f"{self.imported} label{'s' if self.imported != 1 else ''} imported from settled review-queue items, "
+                f"{self.unchanged} already there, {self.without_answer} without an answer to judge.")
+
+
+SETTLED_NOTE = "settled in a review queue"
+
+
+@transaction.atomic
+def settled_labels_import() -> SettledImport:
+    """Make every settled faithfulness score of a review queue a human label of its trace (pass = faithful).
+
+    A settled label is two reviewers' disagreement decided by a third person, so it replaces a label from a
+    single review of the same trace. Who settled it is the label's author.
+    """
+    imported = unchanged = without_answer = 0
+    settled = settled_faithfulness(key=FAITHFUL)
+    traces = Trace.objects.only("pk", "final_text").in_bulk([trace_id for trace_id, _, _ in settled])
+    existing = {trace_id: (label, note) for trace_id, label, note in
+                HumanLabel.objects.filter(trace_id__in=list(traces)).values_list("trace_id", "label", "note")}
+    for trace_id, value, settled_by in settled:
+        trace = traces.get(trace_id)
+        if trace is None or not trace.final_text:
+            without_answer += 1
+            continue
+        label = "pass" if value == "yes" else "fail"
+        if existing.get(trace_id) == (label, SETTLED_NOTE):
+            unchanged += 1
+            continue
+        human_label_save(trace=trace, label=label, note=SETTLED_NOTE, author=settled_by)
+        imported += 1
+    return SettledImport(imported=imported, unchanged=unchanged, without_answer=without_answer)
 
 
 @dataclass(frozen=True)

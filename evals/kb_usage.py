@@ -21,7 +21,7 @@ from core import clock
 from evals.models import GoldenCase
 from kb.embeddings import Embedder, QueryCachingEmbedder, get_embedder
 from kb.inspect import chunk_status, section_edit_url
-from kb.models import Chunk
+from kb.models import Chunk, Document
 from kb.search import search, text_scores
 from traces.models import ReviewNote, Trace
 
@@ -42,12 +42,34 @@ class DocumentUsage:
     retrieved: int = 0  # traces that retrieved at least one chunk of the document
     kept: int = 0  # … kept one after the prune
     cited: int = 0  # … whose answer cited one
-    failure_notes: int = 0  # failure notes whose trace retrieved it or whose golden case expects it
+    failure_notes: int = 0  # failure notes on one of its chunks (named by the note, else cited; see below)
 
 
 def _array(column: str) -> str:
     # jsonb_array_elements raises on a non-array; old or hand-made rows may hold an object or null.
     return f"CASE WHEN jsonb_typeof({column}) = 'array' THEN {column} ELSE '[]'::jsonb END"
+
+
+# Where a failure note counts: on the chunk it names; a note that names none counts on the chunks its trace's
+# reply cited; one whose reply cited none, on the documents its golden case expects. Never on every chunk the
+# trace retrieved: a trace retrieves five chunks and fails because of one, and counting all five sent editors
+# to chunks that were not at fault.
+NOTE_DOCS = """
+            SELECT n.id AS note_id, d.slug AS doc
+            FROM failing n JOIN {chunk} c ON c.id = n.chunk_id JOIN {document} d ON d.id = c.document_id
+            UNION
+            SELECT n.id, e->>'doc'
+            FROM failing n JOIN {trace} t ON t.id = n.trace_id
+            CROSS JOIN LATERAL jsonb_array_elements({evidence}) AS e
+            WHERE n.chunk_id IS NULL AND e->>'kind' = 'chunk'
+              AND jsonb_typeof(t.citations) = 'array' AND t.citations ? (e->>'id')
+            UNION
+            SELECT n.id, h.doc
+            FROM failing n JOIN {trace} t ON t.id = n.trace_id JOIN {case} g ON g.trace_id = n.trace_id
+            CROSS JOIN LATERAL jsonb_array_elements_text({hits}) AS h(doc)
+            WHERE n.chunk_id IS NULL AND NOT EXISTS (
+                SELECT 1 FROM jsonb_array_elements({evidence}) AS e
+                WHERE e->>'kind' = 'chunk' AND jsonb_typeof(t.citations) = 'array' AND t.citations ? (e->>'id'))"""
 
 
 def document_usage(*, since: dt.datetime) -> dict[str, DocumentUsage]:
@@ -58,6 +80,7 @@ def document_usage(*, since: dt.datetime) -> dict[str, DocumentUsage]:
     Cited documents are a subset of the retrieved ones (evidence chunks come from the retrieval).
     """
     trace, note, case = Trace._meta.db_table, ReviewNote._meta.db_table, GoldenCase._meta.db_table
+    chunk, document = Chunk._meta.db_table, Document._meta.db_table
     sql = f"""
         WITH per_trace AS (
             SELECT x.doc, x.kept, x.doc = ANY(c.docs) AS cited
@@ -74,15 +97,9 @@ def document_usage(*, since: dt.datetime) -> dict[str, DocumentUsage]:
             ) AS x
             WHERE t.created_at >= %s
         ),
-        failing AS (SELECT id, trace_id FROM {note} WHERE verdict = 'fail' AND created_at >= %s),
-        note_docs AS (
-            SELECT n.id AS note_id, r->>'doc' AS doc
-            FROM failing n JOIN {trace} t ON t.id = n.trace_id
-            CROSS JOIN LATERAL jsonb_array_elements({_array('t.retrieval')}) AS r
-            UNION
-            SELECT n.id, h.doc
-            FROM failing n JOIN {case} g ON g.trace_id = n.trace_id
-            CROSS JOIN LATERAL jsonb_array_elements_text({_array('g.hits')}) AS h(doc)
+        failing AS (SELECT id, trace_id, chunk_id FROM {note} WHERE verdict = 'fail' AND created_at >= %s),
+        note_docs AS ({NOTE_DOCS.format(trace=trace, case=case, chunk=chunk, document=document,
+                                        evidence=_array('t.evidence'), hits=_array('g.hits'))}
         )
         SELECT doc, sum(retrieved), sum(kept), sum(cited), sum(notes) FROM (
             SELECT doc, count(*) AS retrieved, count(*) FILTER (WHERE kept) AS kept,
@@ -157,12 +174,24 @@ def chunk_usage(*, chunk: Chunk, since: dt.datetime, limit: int = LATEST_TRACES)
     return ChunkUsage(retrieved=retrieved, kept=kept, cited=cited, latest=latest)
 
 
-def failure_notes_for_document(*, slug: str, limit: int = LATEST_TRACES) -> QuerySet[ReviewNote]:
-    """Return failure notes whose trace retrieved a chunk of the document or whose golden case expects it."""
-    return (ReviewNote.objects.filter(verdict=ReviewNote.Verdict.FAIL)
-            .filter(Q(trace__retrieval__contains=[{"doc": slug}])
-                    | Q(trace__golden_cases__hits__contains=[slug]))
-            .select_related("author", "failure_class").distinct().order_by("-created_at", "-pk")[:limit])
+def failure_notes_for_chunk(*, chunk: Chunk, limit: int = LATEST_TRACES) -> tuple[int, list[ReviewNote]]:
+    """Return how many failure notes count on the chunk and the latest of them: the notes that name it, and
+    the notes that name no chunk on a trace whose reply cited it."""
+    note, trace = ReviewNote._meta.db_table, Trace._meta.db_table
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"""
+            SELECT n.id FROM {note} n JOIN {trace} t ON t.id = n.trace_id
+            WHERE n.verdict = 'fail' AND (n.chunk_id = %s OR (n.chunk_id IS NULL AND EXISTS (
+                SELECT 1 FROM jsonb_array_elements({_array('t.evidence')}) AS e
+                WHERE e->>'chunk_id' = %s AND jsonb_typeof(t.citations) = 'array' AND t.citations ? (e->>'id'))))
+            ORDER BY n.created_at DESC, n.id DESC
+            """,
+            [chunk.pk, str(chunk.pk)],
+        )
+        ids = [row[0] for row in cursor.fetchall()]
+    notes = ReviewNote.objects.filter(pk__in=ids[:limit]).select_related("author", "failure_class", "chunk")
+    return len(ids), sorted(notes, key=lambda n: ids.index(n.pk))
 
 
 def golden_cases_for_document(*, slug: str) -> QuerySet[GoldenCase]:

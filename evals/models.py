@@ -7,7 +7,7 @@ from django.conf import settings
 from django.db import models
 
 from core.fields import ClockDateTimeField
-from traces.models import FailureClass, Trace
+from traces.models import FailureClass, ScoreDefinition, Trace
 
 
 class GoldenSet(models.Model):
@@ -310,3 +310,18 @@ class JudgeTestRead(models.Model):
     @property
     def tnr(self) -> float | None:
         return self.true_fails / self.human_fails if self.human_fails else None
+
+
+class GoldenCaseScore(models.Model):
+    """One person's value of a team-defined score on a golden case's expected answer."""
+
+    definition = models.ForeignKey(ScoreDefinition, on_delete=models.CASCADE, related_name="golden_case_scores")
+    golden_case = models.ForeignKey(GoldenCase, on_delete=models.CASCADE, related_name="scores")
+    author = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    value = models.CharField(max_length=60)
+    updated_at = ClockDateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["golden_case", "definition"]
+        constraints = [models.UniqueConstraint(fields=["definition", "golden_case"],
+                                               name="one_score_per_golden_case")]

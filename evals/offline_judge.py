@@ -3,7 +3,7 @@
 Used when no model is configured (the demo and CI). Each is a measuring instrument with its own blind spots, so
 each has a version, and its TPR/TNR are measured against human labels under that version like a model judge's.
 `LexicalJudge` ("lexical-support-1") checks every claim's numbers and words against the passages.
-`LexicalBillJudge` ("lexical-support-2", the one in use) reads a claim about a bill the way a person checks it
+`LexicalBillJudge` ("lexical-support-3", the one in use) reads a claim about a bill the way a person checks it
 against the turn's billing findings (evals/bill_reading.py) — the change and its sign, the causes, the months,
 a payment's state — and counts the figures the grounding verifier derived from two evidence amounts as
 supported; other claims it checks as version 1 does, and a claim that negates the passage it copies fails.
@@ -19,7 +19,7 @@ from core.text import fold, number_key
 from evals.bill_reading import MONTHS, Finding, bill_problems, has_words, names_the_bill
 from evals.judgement import EvidenceItem, Judgement
 
-LEXICAL_JUDGE_VERSION = "lexical-support-2"  # the offline judge in use: LexicalBillJudge
+LEXICAL_JUDGE_VERSION = "lexical-support-3"  # the offline judge in use: LexicalBillJudge
 # A claim is supported when at least this share of its content words occurs in ONE passage.
 LEXICAL_MIN_SHARE = 0.6
 _STEM = 5  # words compare on their first 5 letters: "reconexion" ~ "reconexiones", "cobran" ~ "cobrar"
@@ -62,7 +62,14 @@ def _claim_sentences(answer: str) -> list[str]:
     # The bot's own hand-over and identity requests make no claim about billing.
     for notice in (*CUSTOMER_NOTICE.values(), *ASK_FOR_IDENTITY.values()):
         text = text.replace(notice, "\n")
-    pieces = (piece for segment in _CITATION_RE.split(text) for piece in _SENTENCE_RE.split(segment))
+    pieces = []
+    for sentence in _SENTENCE_RE.split(text):
+        parts = _CITATION_RE.split(sentence)
+        # The words after a sentence's last citation finish the claim before it ("… cuesta Bs. 1.400,00 [E6] al mes
+        # antes de IVA."): joined to it, not judged alone, unless they state a figure of their own.
+        if len(parts) > 1 and not _NUMBER_RE.search(parts[-1]):
+            parts[-2:] = [f"{parts[-2].rstrip()} {parts[-1].strip()}".rstrip(" .!?")]
+        pieces += parts
     sentences = []
     for sentence in (piece.strip(" \t\n,;:") for piece in pieces):
         folded = fold(sentence)
@@ -156,16 +163,17 @@ def scope_problem(claim: str, *, passage: str, question: str) -> str:
     return ""
 
 
-_PAIR = re.compile(r"(usd|us\$|\$|bs\.?|bolivares|dolares)\s*(\d+(?:[.,]\d+)*)"
-                   r"|(\d+(?:[.,]\d+)*)\s*(usd|dolares|bolivares|bs\b)")
+_PAIR = re.compile(r"(usd|us\$|\$|bs\.?|ves|bolivares|dolares)\s*(\d+(?:[.,]\d+)*)"
+                   r"|(\d+(?:[.,]\d+)*)\s*(usd|dolares|bolivares|ves\b|bs\b)")
 
 
 def currency_pairs(text: str) -> set[tuple[str, str]]:
-    """Return the (currency, amount) pairs of a text: "USD 28,00", "23,20 USD", "Bs. 1.400,00"."""
+    """Return the (currency, amount) pairs of a text: "USD 28,00", "23,20 USD", "Bs. 1.400,00", "VES 1,400.00" (the
+    English findings' code for the bolívar)."""
     pairs = set()
     for match in _PAIR.finditer(fold(text)):
         unit, amount = (match.group(1), match.group(2)) if match.group(1) else (match.group(4), match.group(3))
-        pairs.add(("VES" if unit.startswith(("bs", "boli")) else "USD", number_key(amount)))
+        pairs.add(("VES" if unit.startswith(("bs", "boli", "ves")) else "USD", number_key(amount)))
     return pairs
 
 
@@ -173,7 +181,8 @@ _NEGATION_RE = re.compile(r"\b(no|not|cannot|can't|nunca|never|tampoco|ningun|ni
 
 
 class LexicalBillJudge(LexicalJudge):
-    """The offline judge that reads bills ("lexical-support-2").
+    """The offline judge that reads bills ("lexical-support-3"; version 2 read "VES 440.80" as no amount, judged the
+    words after a sentence's last citation as a claim of their own, and faulted a cause the finding itself names).
 
     A claim that speaks of the bill — it states a figure of a billing finding, or names the bill's change, a
     cause or a payment's state — is checked against the findings the way a person reads them

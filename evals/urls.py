@@ -2,7 +2,8 @@
 
 from django.urls import path
 
-from evals.views import affected, calibration, golden_cases, golden_sets, human_labels, kb_panels, runs, verifier
+from evals.views import (affected, calibration, golden_cases, golden_scores, golden_sets, human_labels, kb_panels,
+                         runs, verifier)
 
 app_name = "evals"
 urlpatterns = [
@@ -19,6 +20,7 @@ urlpatterns = [
     path("traces/golden/<int:golden_set_id>/cases/<int:case_id>/review/", golden_sets.golden_case_review,
          name="golden_case_review"),
     path("traces/golden/cases/<int:case_id>/", golden_cases.golden_case_edit, name="golden_case"),
+    path("traces/golden/cases/<int:case_id>/scores/", golden_scores.golden_case_scores_page, name="golden_case_scores"),
     path("traces/<int:trace_id>/golden/", golden_cases.golden_case_create, name="golden_case_create"),
     path("traces/<int:trace_id>/evals/", human_labels.trace_panels, name="trace_panels"),
     path("traces/<int:trace_id>/label/", human_labels.trace_label, name="trace_label"),
@@ -27,6 +29,7 @@ urlpatterns = [
     path("traces/runs/<int:run_id>/", runs.run_detail, name="run"),
     path("traces/runs/items/<int:item_id>/label/", human_labels.run_item_label, name="run_item_label"),
     path("traces/calibration/", calibration.calibration, name="calibration"),
+    path("traces/calibration/settled/", calibration.calibration_import_settled, name="calibration_import_settled"),
     path("traces/verifier/", verifier.verifier_playground, name="verifier_playground"),
     # From a failure to the knowledge base (evals/views/kb_panels.py, evals/views/affected.py)
     path("kb/open/trace/<int:trace_id>/", kb_panels.open_trace, name="open_trace"),

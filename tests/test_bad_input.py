@@ -176,6 +176,7 @@ def given_a_small_data_set(users) -> dict:
     from kb.models import Document, ReembedJob
     from kb.services import documents_import_files
     from traces import services as review
+    from traces.review_queues import review_queue_create
     from traces.models import Trace
 
     contact = Contact.objects.create(channel=Channel.WHATSAPP, name="Fuzz", wa_id="584140000001",
@@ -201,6 +202,9 @@ def given_a_small_data_set(users) -> dict:
     note = review.review_note_save(session=session, trace=trace, author=users["analyst"], verdict="fail",
                                    first_failure="Retrieval missed it.", stage="retrieval")
     review.failure_class_create(session=session, name="missed", definition="d", stage="retrieval")
+    queue, _ = review_queue_create(name="fuzz", source="sample", window_start=now - timezone.timedelta(days=1),
+                                   window_end=now + timezone.timedelta(minutes=1), size=1, double_fraction=1.0,
+                                   assignees=[users["analyst"], users["supervisor"]], seed=1)
     golden_set = GoldenSet.objects.create(name=f"fuzz-{uuid.uuid4().hex[:6]}", current_version=1)
     case = GoldenCase.objects.create(golden_set=golden_set, case_id="c1", query="hola", hits=["fuzz-doc"],
                                      synthetic=True, reviewed=False)
@@ -215,7 +219,8 @@ def given_a_small_data_set(users) -> dict:
             "trace_id": trace.pk, "session_id": session.pk, "position": 1, "golden_set_id": golden_set.pk,
             "case_id": case.pk, "run_id": run.pk, "item_id": item.pk, "note_id": note.pk, "chunk_id": chunk.pk,
             "slug": document.slug, "section_id": section.pk, "number": document.version, "job_id": job.pk,
-            "fmt": "csv", "object_id": conversation.pk}
+            "fmt": "csv", "object_id": conversation.pk,
+            "queue_id": queue.pk, "queue_item_id": queue.items.get().pk}
 
 
 @pytest.fixture

@@ -36,7 +36,7 @@ def test_demo_conversations_fill_the_queue_and_replaying_adds_nothing(settings, 
     reasons = set(Escalation.objects.values_list("reason", flat=True))
     # TOOL_ERROR needs the simulator outage while its turn runs; here the captured turns run after
     # the command healed it (outside a test transaction they run at once). test_turn covers it.
-    assert {"USER_REQUEST", "CAPABILITY_MISSING", "NO_CONTEXT"} <= reasons
+    assert {"USER_REQUEST", "MEDIA", "NO_CONTEXT"} <= reasons  # the photo escalates as MEDIA
     assert Trace.objects.filter(channel="whatsapp", outcome="answered").count() >= 3
     assert shared_simulator().fault is None  # the outage was only for its one conversation
     messages = Message.objects.count()
@@ -170,7 +170,8 @@ def test_the_dashboard_demo_asks_varied_questions_on_every_route_with_the_outcom
     assert set(by_route) == {"document", "account", "human", "unsupported", "smalltalk", "media"}
     assert len({query for rows in by_route.values() for _, _, query in rows}) > 300
     assert {(o, r) for o, r, _ in by_route["human"]} == {("escalated", "USER_REQUEST")}
-    assert {(o, r) for o, r, _ in by_route["unsupported"] + by_route["media"]} == {("escalated", "CAPABILITY_MISSING")}
+    assert {(o, r) for o, r, _ in by_route["unsupported"]} == {("escalated", "CAPABILITY_MISSING")}
+    assert {(o, r) for o, r, _ in by_route["media"]} == {("escalated", "MEDIA")}
     assert {o for o, _, _ in by_route["smalltalk"]} == {"answered", "silenced"}
     for route in ("document", "account"):
         answered = sum(o == "answered" for o, _, _ in by_route[route]) / len(by_route[route])

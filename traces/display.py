@@ -281,10 +281,14 @@ FILTER_NAMES = {
     "language": "language", "channel": "channel", "verdict": "verdict", "derived": "derived numbers",
     "prompt_version": "prompt", "index_version": "index", "model": "model", "has_note": "has note",
     "failure_class": "failure class", "complaint_sourced": "complaint-sourced", "verified_wrong": "verified wrong",
-    "latency_above": "latency above (ms)", "text": "search",
+    "latency_above": "latency above (ms)", "text": "search", "suspected_complaint": "suspected complaint",
+    "fallback": "fallback", "score": "score",
 }
+FALLBACK_FILTER_LABELS = {"yes": "answered by the verified-only fallback", "no": "not answered by the fallback",
+                          "template": "the verified template answer", "quote": "a quote of the knowledge base",
+                          "escalated": "escalated with the verified draft"}
 FILTER_VALUE_LABELS: Mapping[str, Mapping[str, str]] = {
-    **LABELS_BY_FILTER, "outcome": OUTCOME_LABELS, "verdict": VERDICT_LABELS,
+    **LABELS_BY_FILTER, "outcome": OUTCOME_LABELS, "verdict": VERDICT_LABELS, "fallback": FALLBACK_FILTER_LABELS,
 }
 
 

@@ -1,5 +1,7 @@
 """One Trace row per bot turn — answered, escalated or silenced — with everything needed to review it."""
 
+import datetime as dt
+
 from django.conf import settings
 from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchVectorField
@@ -10,6 +12,7 @@ from pgvector.django import VectorField
 from core.fields import ClockDateTimeField
 from core.fulltext import TsVectorOr, bilingual_vector  # noqa: F401 - migrations name TsVectorOr here
 from traces.fingerprint import ConfigurationParts
+from traces.scoring import ScoreSpec
 
 # Stages where a first upstream failure can start (open coding and taxonomy share them).
 STAGES = ["routing", "retrieval", "pruning", "billing", "writing", "verification", "humanizing", "channel"]
@@ -148,6 +151,9 @@ class Trace(models.Model):
             models.Index(fields=["-created_at", "-id"], condition=models.Q(has_derived=True),
                          name="trace_derived_keyset"),
             models.Index(fields=["total_ms"], name="trace_total_ms"),
+            # Fallback turns are a few in a hundred: a partial index holds only them, for the filter and the day count.
+            models.Index(fields=["fallback", "-created_at", "-id"], condition=~models.Q(fallback=""),
+                         name="trace_fallback_keyset"),
             GinIndex(fields=["search_vector"], name="trace_text_search"),
         ]
 
@@ -196,9 +202,11 @@ class SessionTrace(models.Model):
 
 
 class FailureClass(models.Model):
-    """An axial-coding class of first upstream failures in one session; merged classes point at the survivor."""
+    """An axial-coding class of first upstream failures, the team's (shared by every session and queue); merged
+    classes point at the survivor. `session` only records where the class was first coded, if anywhere."""
 
-    session = models.ForeignKey(ReviewSession, on_delete=models.CASCADE, related_name="failure_classes")
+    session = models.ForeignKey(ReviewSession, null=True, blank=True, on_delete=models.SET_NULL,
+                                related_name="failure_classes")
     name = models.CharField(max_length=120)
     definition = models.CharField(max_length=300)
     stage = models.CharField(max_length=20, choices=STAGE_CHOICES)
@@ -226,14 +234,18 @@ class FailureClassEvent(models.Model):
 
 
 class ReviewNote(models.Model):
-    """One analyst's open code for one trace in a session: pass, fail (with the first upstream failure) or defer."""
+    """One analyst's open code for one trace in a session or a review queue: pass, fail (with the first upstream
+    failure) or defer. Notes are the team's: the trace page, the taxonomy and the KB read them wherever they
+    were written."""
 
     class Verdict(models.TextChoices):
         PASS = "pass", "Pass"
         FAIL = "fail", "Fail"
         DEFER = "defer", "Defer"
 
-    session = models.ForeignKey(ReviewSession, on_delete=models.CASCADE, related_name="notes")
+    session = models.ForeignKey(ReviewSession, null=True, blank=True, on_delete=models.CASCADE, related_name="notes")
+    queue = models.ForeignKey("traces.ReviewQueue", null=True, blank=True, on_delete=models.CASCADE,
+                              related_name="notes")
     trace = models.ForeignKey(Trace, on_delete=models.CASCADE, related_name="review_notes")
     author = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
     verdict = models.CharField(max_length=10, choices=Verdict.choices)
@@ -243,16 +255,153 @@ class ReviewNote(models.Model):
                                          help_text="Was the model faithful to the context it was given?")
     failure_class = models.ForeignKey(FailureClass, null=True, blank=True, on_delete=models.SET_NULL,
                                       related_name="notes")
+    chunk = models.ForeignKey("kb.Chunk", null=True, blank=True, on_delete=models.SET_NULL, related_name="+",
+                              help_text="The chunk the failure is about (the KB counts the note on it).")
     created_at = ClockDateTimeField(auto_now_add=True)
     updated_at = ClockDateTimeField(auto_now=True)
 
     class Meta:
         ordering = ["created_at", "pk"]
         constraints = [
-            models.UniqueConstraint(fields=["session", "trace", "author"], name="one_note_per_analyst"),
+            models.UniqueConstraint(fields=["session", "trace", "author"], name="one_note_per_analyst",
+                                    condition=models.Q(session__isnull=False)),
+            models.UniqueConstraint(fields=["queue", "trace", "author"], name="one_queue_note_per_reviewer",
+                                    condition=models.Q(queue__isnull=False)),
+            models.CheckConstraint(condition=models.Q(session__isnull=True) | models.Q(queue__isnull=True),
+                                   name="review_note_one_origin"),
         ]
         indexes = [models.Index(fields=["trace"], name="review_note_trace"),
                    models.Index(fields=["failure_class"], name="review_note_class")]
+
+
+class ReviewQueue(models.Model):
+    """Traces shared out among reviewers: a uniform sample or everything a filter matches, each item to one
+    reviewer or, for `double_fraction` of them, to two (seeded, so the assignment replays)."""
+
+    class Source(models.TextChoices):
+        SAMPLE = "sample", "A uniform random sample"
+        FILTER = "filter", "Every trace the filter matches (newest first, up to the size)"
+
+    class Preset(models.TextChoices):
+        NONE = "", "The trace browser's filters"
+        COMPLAINTS = "complaints", "Customer complaints"
+        FALLBACKS = "fallbacks", "Answered by the verified-only fallback"
+        ROUTE = "route", "One route"
+
+    name = models.CharField(max_length=200)
+    source = models.CharField(max_length=10, choices=Source.choices)
+    preset = models.CharField(max_length=12, choices=Preset.choices, blank=True)
+    filters = models.JSONField(default=dict, blank=True, help_text="The trace browser's filters, as query values.")
+    window_start = models.DateTimeField()
+    window_end = models.DateTimeField()
+    size = models.PositiveIntegerField()
+    seed = models.BigIntegerField()
+    double_fraction = models.FloatField(default=0.0, help_text="Share of the items two reviewers review (0–1).")
+    assignees = models.ManyToManyField(settings.AUTH_USER_MODEL, related_name="review_queues")
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = ClockDateTimeField(auto_now_add=True)
+    token = models.CharField(max_length=40, blank=True,
+                             help_text="The creating form's one-time token: a double submit finds the queue made.")
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+        constraints = [models.UniqueConstraint(fields=["token"], condition=~models.Q(token=""),
+                                               name="review_queue_token_once")]
+
+    def __str__(self):
+        return self.name
+
+    @property
+    def window_last(self):
+        """The window's last included moment (the end is exclusive: "to 2026-11-20" ends at the 21st's midnight)."""
+        return self.window_end - dt.timedelta(microseconds=1)
+
+
+class QueueItem(models.Model):
+    """A trace in a queue; its reviewers are its assignments."""
+
+    queue = models.ForeignKey(ReviewQueue, on_delete=models.CASCADE, related_name="items")
+    trace = models.ForeignKey(Trace, on_delete=models.CASCADE, related_name="queue_items")
+    position = models.PositiveIntegerField()
+
+    class Meta:
+        ordering = ["queue", "position"]
+        constraints = [models.UniqueConstraint(fields=["queue", "trace"], name="queue_trace_once"),
+                       models.UniqueConstraint(fields=["queue", "position"], name="queue_position_once")]
+
+
+class QueueAssignment(models.Model):
+    """One reviewer's turn at one queue item."""
+
+    item = models.ForeignKey(QueueItem, on_delete=models.CASCADE, related_name="assignments")
+    reviewer = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+
+    class Meta:
+        ordering = ["item", "reviewer"]
+        constraints = [models.UniqueConstraint(fields=["item", "reviewer"], name="queue_assignment_once")]
+
+
+class SettledLabel(models.Model):
+    """What a doubly reviewed item's label is after the team settled the reviewers' disagreement."""
+
+    item = models.OneToOneField(QueueItem, on_delete=models.CASCADE, related_name="settled")
+    verdict = models.CharField(max_length=10, choices=ReviewNote.Verdict.choices)
+    failure_class = models.ForeignKey(FailureClass, null=True, blank=True, on_delete=models.SET_NULL,
+                                      related_name="+")
+    scores = models.JSONField(default=dict, blank=True, help_text="Score key → the settled value.")
+    note = models.CharField(max_length=400, blank=True)
+    settled_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    settled_at = ClockDateTimeField(auto_now=True)
+
+
+class ScoreDefinition(models.Model):
+    """A score the team defined (yes / no, named values, a number in a range) that reviewers set on traces and
+    golden answers. Built-in definitions (faithfulness) come with the product and cannot be edited."""
+
+    class Kind(models.TextChoices):
+        BOOLEAN = "boolean", "Yes / no"
+        CATEGORICAL = "categorical", "Named values"
+        NUMERIC = "numeric", "A number in a range"
+
+    key = models.CharField(max_length=40, unique=True)
+    name = models.CharField(max_length=120)
+    description = models.CharField(max_length=400)
+    kind = models.CharField(max_length=12, choices=Kind.choices)
+    values = models.JSONField(default=list, blank=True, help_text="The named values, in order (categorical).")
+    low = models.FloatField(null=True, blank=True)
+    high = models.FloatField(null=True, blank=True)
+    built_in = models.BooleanField(default=False)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                   related_name="+")
+    created_at = ClockDateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-built_in", "name", "pk"]
+
+    def __str__(self):
+        return self.name
+
+    def spec(self) -> ScoreSpec:
+        return ScoreSpec(key=self.key, name=self.name, kind=self.kind, values=tuple(self.values or ()),
+                         low=self.low, high=self.high)
+
+
+class TraceScore(models.Model):
+    """One reviewer's value of one score on one trace (set in review; the latest value wins)."""
+
+    definition = models.ForeignKey(ScoreDefinition, on_delete=models.CASCADE, related_name="trace_scores")
+    trace = models.ForeignKey(Trace, on_delete=models.CASCADE, related_name="scores")
+    author = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    value = models.CharField(max_length=60, help_text="Canonical: yes / no, the value's name, or the number.")
+    number = models.FloatField(null=True, blank=True, help_text="yes 1, no 0, or the number itself.")
+    created_at = ClockDateTimeField(auto_now_add=True)
+    updated_at = ClockDateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["definition", "trace", "pk"]
+        constraints = [models.UniqueConstraint(fields=["definition", "trace", "author"],
+                                               name="one_trace_score_per_author")]
+        indexes = [models.Index(fields=["definition", "value"], name="trace_score_value")]
 
 
 class Configuration(models.Model):

@@ -18,9 +18,13 @@ from traces.models import (
     FailureClass,
     ReviewNote,
     ReviewSession,
+    ScoreDefinition,
     SessionTrace,
     Trace,
+    TraceScore,
 )
+from traces.scores import score_definitions
+from traces.scoring import ScoreError, value_parse
 from traces.taxonomy import CodedNote, summarize
 
 PAGE_SIZE = 50
@@ -54,6 +58,8 @@ class TraceFilters:
     verified_wrong: bool | None = None
     latency_above: float | None = None
     text: str = ""
+    fallback: str = ""  # yes (answered by the verified-only fallback), no, or one kind (template, quote, escalated)
+    score: str = ""  # "<score key>:<value>", e.g. "answered:no": a reviewer set that score to that value
     problems: tuple[str, ...] = field(default=(), compare=False)  # what was sent but could not be a filter
 
     def to_query(self) -> dict[str, str]:
@@ -98,8 +104,34 @@ def parse_trace_filters(params) -> TraceFilters:
     read["text"] = core_params.text(params.get("text"), label="The search", max_length=SEARCH_MAX)
     for name in YES_NO_FILTERS:
         read[name] = core_params.boolean(params.get(name), label=name.replace("_", " ").capitalize())
+    read["fallback"] = core_params.choice((params.get("fallback") or "").strip().lower() or None, FALLBACKS,
+                                          label="Fallback")
+    read["score"] = _score_filter(params.get("score"))
     return TraceFilters(**{name: parsed.value for name, parsed in read.items()},
                         problems=tuple(parsed.error for parsed in read.values() if parsed.error))
+
+
+FALLBACKS = ["yes", "no", *[kind for kind in Trace.Fallback.values if kind]]
+# The fallbacks that answered the customer (the third one escalated with the draft offered to the agent).
+ANSWERING_FALLBACKS = [Trace.Fallback.TEMPLATE, Trace.Fallback.QUOTE]
+
+
+def _score_filter(raw) -> core_params.Parsed:
+    """Read "key:value" into the score's canonical "key:value" ("answered:No" → "answered:no")."""
+    text = core_params.text(raw, label="Score", max_length=120)
+    if text.error or not text.value:
+        return text
+    key, _, value = text.value.partition(":")
+    definition = ScoreDefinition.objects.filter(key=key.strip().lower()).first()
+    if definition is None:
+        return core_params.Parsed("", f"Score: there is no score “{key.strip()}”.")
+    try:
+        canonical = value_parse(definition.spec(), value)
+    except ScoreError as error:
+        return core_params.Parsed("", str(error))
+    if canonical is None:
+        return core_params.Parsed("", f"Score: write the value after “{definition.key}:”.")
+    return core_params.Parsed(f"{definition.key}:{canonical}")
 
 
 CHOICE_COLUMNS = ("escalation_reason", "route", "language", "channel", "prompt_version", "index_version", "model")
@@ -156,6 +188,16 @@ def traces_filtered(*, filters: TraceFilters) -> QuerySet[Trace]:
         traces = traces.filter(has_derived=filters.derived)
     if filters.latency_above is not None:
         traces = traces.filter(total_ms__gt=filters.latency_above)
+    if filters.fallback == "yes":
+        traces = traces.filter(fallback__in=ANSWERING_FALLBACKS)
+    elif filters.fallback == "no":
+        traces = traces.exclude(fallback__in=ANSWERING_FALLBACKS)
+    elif filters.fallback:
+        traces = traces.filter(fallback=filters.fallback)
+    if filters.score:
+        key, _, value = filters.score.partition(":")
+        traces = traces.filter(Exists(TraceScore.objects.filter(trace=OuterRef("pk"), definition__key=key,
+                                                                value=value)))
     if filters.has_note is not None:
         noted = Exists(ReviewNote.objects.filter(trace=OuterRef("pk")))
         traces = traces.filter(noted if filters.has_note else ~noted)
@@ -258,22 +300,33 @@ def filter_choices() -> dict[str, list]:
         **from_data,
         "outcomes": [display.Choice(value, label) for value, label in Trace.Outcome.choices],
         "verdicts": [display.Choice(v, display.VERDICT_LABELS[v]) for v in VERDICTS],
-        "failure_classes": list(FailureClass.objects.filter(merged_into__isnull=True)
-                                .select_related("session").order_by("session_id", "name")),
+        "failure_classes": list(FailureClass.objects.filter(merged_into__isnull=True).order_by("name", "pk")),
+        "fallbacks": [display.Choice("yes", "Answered by the verified-only fallback"),
+                      display.Choice("no", "Not answered by the fallback"),
+                      *[display.Choice(value, label) for value, label in Trace.Fallback.choices if value]],
+        "scores": score_choices(),
     }
+
+
+def score_choices() -> list[display.Choice]:
+    """Return the score filter's options: every value of every score a select can offer ("Answered = no")."""
+    return [display.Choice(f"{d.key}:{value}", f"{d.name} = {value}")
+            for d in score_definitions() for value in d.spec().choices()]
 
 
 def session_items(*, session: ReviewSession) -> QuerySet[SessionTrace]:
     return session.items.select_related("trace").order_by("position")
 
 
-def session_taxonomy(*, session: ReviewSession):
-    """Return the taxonomy summary of a session's notes (merges followed) and the live classes by id."""
-    classes = {c.pk: c for c in session.failure_classes.all()}
+def session_taxonomy(*, session: ReviewSession | None = None):
+    """Return the taxonomy summary of a session's notes (every note, sessions and queues, without one; merges
+    followed) and the team's classes by id."""
+    classes = {c.pk: c for c in FailureClass.objects.all()}
     merged_into = {pk: c.merged_into_id for pk, c in classes.items()}
-    notes = [CodedNote(verdict=n.verdict, stage=n.stage, class_id=n.failure_class_id, model_faithful=n.model_faithful)
-             for n in session.notes.all()]
-    return summarize(notes, merged_into), classes
+    notes = session.notes.all() if session is not None else ReviewNote.objects.all()
+    coded = [CodedNote(verdict=n.verdict, stage=n.stage, class_id=n.failure_class_id, model_faithful=n.model_faithful)
+             for n in notes.only("verdict", "stage", "failure_class_id", "model_faithful")]
+    return summarize(coded, merged_into), classes
 
 
 def conversation_last_turn(*, conversation: Conversation):

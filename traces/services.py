@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import secrets
+from collections.abc import Mapping
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Exists, Max, OuterRef, Subquery
 from django.http import QueryDict
 
@@ -19,13 +21,17 @@ from traces.models import (
     Configuration,
     FailureClass,
     FailureClassEvent,
+    QueueAssignment,
     ReviewNote,
+    ReviewQueue,
     ReviewSession,
     SavedFilter,
     SessionTrace,
     Trace,
 )
 from traces.sampling import append_tagged, draw_uniform
+from traces.scores import FAITHFUL, trace_scores_set
+from traces.scoring import ScoreError
 from traces.selectors import TraceFilters, parse_trace_filters, traces_filtered
 from traces.signals import review_note_saved
 
@@ -64,6 +70,16 @@ def trace_record(*, draft: TraceDraft, configuration: ConfigurationParts, conver
 
 class ReviewError(ValueError):
     """A review write that the rules refuse (shown to the analyst as is)."""
+
+
+def advisory_lock(name: str) -> None:
+    """Hold a transaction-scoped PostgreSQL advisory lock named `name` (a double submit waits for the first).
+
+    Call inside a transaction; the lock is released at its end.
+    """
+    key = int.from_bytes(hashlib.sha256(name.encode()).digest()[:8], "big", signed=True)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_xact_lock(%s)", [key])
 
 
 @transaction.atomic
@@ -155,39 +171,92 @@ def _append(session: ReviewSession, candidates, source: str) -> int:
 
 
 @transaction.atomic
-def review_note_save(*, session: ReviewSession, trace: Trace, author, verdict: str, first_failure: str = "",
-                     stage: str = "", model_faithful: bool | None = None) -> ReviewNote:
-    """Record (or replace) this analyst's note on a trace of the session."""
-    if not session.items.filter(trace=trace).exists():
+def review_note_save(*, trace: Trace, author, verdict: str, session: ReviewSession | None = None,
+                     queue: ReviewQueue | None = None, first_failure: str = "", stage: str = "",
+                     model_faithful: bool | None = None, scores: Mapping[str, str | None] | None = None,
+                     failure_class_id: int | None = None, chunk_id: int | None = None) -> ReviewNote:
+    """Record (or replace) this reviewer's note on a trace of a session or of a queue, with their scores.
+
+    `scores` maps score keys to typed values ("" clears one); the built-in faithfulness score comes from
+    `model_faithful` unless `scores` names it. A failure may name its failure class and the chunk it is about
+    (one the trace retrieved). All or nothing; the same note sent twice (a double submit) changes nothing.
+    """
+    if (session is None) == (queue is None):
+        raise ReviewError("A note belongs to one session or one queue.")
+    if session is not None and not session.items.filter(trace=trace).exists():
         raise ReviewError("This trace is not in the session.")
+    if queue is not None and not QueueAssignment.objects.filter(item__queue=queue, item__trace=trace,
+                                                                reviewer=author).exists():
+        raise ReviewError("This trace is not assigned to you in this queue.")
     if verdict not in ReviewNote.Verdict.values:
         raise ReviewError("Choose pass, fail or defer.")
     first_failure = " ".join(first_failure.split())
+    failure_class = None
     if verdict == ReviewNote.Verdict.FAIL:
         if not first_failure:
             raise ReviewError("Write one sentence about the first upstream failure.")
         if stage not in STAGES:
             raise ReviewError("Choose the stage where the failure starts.")
+        failure_class = _live_class(failure_class_id)
+        if chunk_id is not None and chunk_id not in retrieved_chunk_ids(trace):
+            raise ReviewError("Name a chunk this trace retrieved.")
     else:
-        first_failure, stage = "", ""
-    note, _ = ReviewNote.objects.update_or_create(
-        session=session, trace=trace, author=author,
-        defaults={"verdict": verdict, "first_failure": first_failure, "stage": stage,
-                  "model_faithful": model_faithful})
+        first_failure, stage, chunk_id = "", "", None
+    values = dict(scores or {})
+    values.setdefault(FAITHFUL, {True: "yes", False: "no", None: ""}[model_faithful])
+    try:
+        written = trace_scores_set(trace=trace, author=author, values=values)
+    except ScoreError as error:
+        raise ReviewError(str(error)) from error
+    faithful = {"yes": True, "no": False}.get(written.get(FAITHFUL) or "")
+    defaults = {"verdict": verdict, "first_failure": first_failure, "stage": stage, "model_faithful": faithful,
+                "chunk_id": chunk_id}
+    if failure_class is not None or verdict != ReviewNote.Verdict.FAIL or queue is not None:
+        defaults["failure_class"] = failure_class  # a session's notes get their class on the taxonomy page
+    origin = {"session": session} if session is not None else {"queue": queue}
+    note, _ = ReviewNote.objects.update_or_create(**origin, trace=trace, author=author, defaults=defaults)
     # Evals listen: "was the model faithful?" on an answer doubles as a judge-calibration label.
     review_note_saved.send(sender=ReviewNote, note=note)
     return note
 
 
+def _live_class(failure_class_id: int | None) -> FailureClass | None:
+    """Return the live class an id names, following merges; refuse an id that is no class."""
+    if failure_class_id is None:
+        return None
+    failure_class = FailureClass.objects.filter(pk=failure_class_id).first()
+    if failure_class is None:
+        raise ReviewError("That failure class does not exist (deleted?): choose another.")
+    seen = set()
+    while failure_class.merged_into_id is not None and failure_class.pk not in seen:
+        seen.add(failure_class.pk)
+        failure_class = failure_class.merged_into
+    return failure_class
+
+
+def retrieved_chunk_ids(trace: Trace) -> list[int]:
+    """Return the ids of the chunks a trace retrieved, in rank order."""
+    return [row["chunk_id"] for row in (trace.retrieval or [])
+            if isinstance(row, dict) and isinstance(row.get("chunk_id"), int)]
+
+
 @transaction.atomic
-def failure_class_create(*, session: ReviewSession, name: str, definition: str, stage: str,
+def failure_class_create(*, name: str, definition: str, stage: str, session: ReviewSession | None = None,
                          actor=None) -> FailureClass:
-    """Create a failure class in the session."""
+    """Create a class in the team's taxonomy (`session`: where it was first coded, if in one).
+
+    A live class of the same name (case aside) is the team's already: creating it again — a double submit,
+    or a second session coding the same failure — returns that class instead of a twin.
+    """
     name, definition = name.strip(), " ".join(definition.split())
     if not name or not definition:
         raise ReviewError("A class needs a name and a one-line definition.")
     if stage not in STAGES:
         raise ReviewError("Choose the stage where this failure starts.")
+    advisory_lock(f"failure-class:{name.lower()}")  # two creations of one name at once make one class
+    existing = FailureClass.objects.filter(name__iexact=name, merged_into__isnull=True).first()
+    if existing is not None:
+        return existing
     failure_class = FailureClass.objects.create(session=session, name=name, definition=definition, stage=stage)
     FailureClassEvent.objects.create(failure_class=failure_class, kind="created", actor=actor,
                                      detail={"name": name, "definition": definition, "stage": stage})
@@ -195,13 +264,14 @@ def failure_class_create(*, session: ReviewSession, name: str, definition: str, 
 
 
 @transaction.atomic
-def review_notes_assign(*, session: ReviewSession, note_ids: list[int], failure_class: FailureClass | None,
-                        actor=None) -> int:
-    """Put the session's failure notes in a class (or take them out with None); return how many moved."""
-    if failure_class is not None:
-        if failure_class.session_id != session.pk or failure_class.merged_into_id is not None:
-            raise ReviewError("Assign notes to a live class of this session.")
-    notes = ReviewNote.objects.filter(session=session, pk__in=note_ids, verdict=ReviewNote.Verdict.FAIL)
+def review_notes_assign(*, note_ids: list[int], failure_class: FailureClass | None,
+                        session: ReviewSession | None = None, actor=None) -> int:
+    """Put failure notes (of the session, when given) in a class (or take them out with None); return how many."""
+    if failure_class is not None and failure_class.merged_into_id is not None:
+        raise ReviewError("Assign notes to a live class.")
+    notes = ReviewNote.objects.filter(pk__in=note_ids, verdict=ReviewNote.Verdict.FAIL)
+    if session is not None:
+        notes = notes.filter(session=session)
     moved = notes.update(failure_class=failure_class)
     if failure_class is not None and moved:
         FailureClassEvent.objects.create(failure_class=failure_class, kind="assigned", actor=actor,
@@ -227,8 +297,8 @@ def failure_class_rename(*, failure_class: FailureClass, name: str, definition: 
 @transaction.atomic
 def failure_class_merge(*, source: FailureClass, target: FailureClass, actor=None) -> FailureClass:
     """Merge source into target: its notes move, it stays as history pointing at the target."""
-    if source.pk == target.pk or source.session_id != target.session_id:
-        raise ReviewError("Merge two different classes of the same session.")
+    if source.pk == target.pk:
+        raise ReviewError("Merge two different classes.")
     if target.merged_into_id is not None or source.merged_into_id is not None:
         raise ReviewError("Merge live classes only.")
     moved = list(source.notes.values_list("pk", flat=True))

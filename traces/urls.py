@@ -1,6 +1,6 @@
 from django.urls import path
 
-from traces.views import browser, review, taxonomy, turn
+from traces.views import browser, queues, review, scores, taxonomy, turn
 
 app_name = "traces"
 urlpatterns = [
@@ -18,6 +18,13 @@ urlpatterns = [
          name="session_add_complaints"),
     path("sessions/<int:session_id>/review/<int:position>/", review.session_review, name="review"),
     path("sessions/<int:session_id>/taxonomy/", taxonomy.session_taxonomy, name="taxonomy"),
+    path("taxonomy/", taxonomy.team_taxonomy, name="team_taxonomy"),
+    path("queues/", queues.queue_list, name="queues"),
+    path("queues/<int:queue_id>/", queues.queue_detail, name="queue"),
+    path("queues/<int:queue_id>/next/", queues.queue_next, name="queue_next"),
+    path("queues/<int:queue_id>/review/<int:position>/", queues.queue_review, name="queue_review"),
+    path("queues/<int:queue_id>/items/<int:queue_item_id>/settle/", queues.queue_settle, name="queue_settle"),
+    path("scores/", scores.score_list, name="scores"),
     # The conversation page's "bot's last turn" panel (loaded by htmx).
     path("conversations/<int:conversation_id>/last-turn/", turn.last_turn_panel, name="last_turn"),
 ]

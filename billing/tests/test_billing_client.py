@@ -17,7 +17,10 @@ from billing.simulator.mounted import reset_shared_simulator, shared_simulator
 from billing.simulator.transport import InProcessTransport
 
 AS_OF = date(2026, 10, 20)
-TIMEOUT_S = 0.25
+TIMEOUT_S = 0.25  # the read timeout of the tests that make the simulator hang
+# A client with no fault waits longer, still under the simulator's 2 s hang: a loaded machine (CI beside other work)
+# can take more than 0.25 s to answer a healthy request, and that is not the failure those tests are about.
+HEALTHY_TIMEOUT_S = 1.5
 
 
 class Clock:
@@ -50,7 +53,7 @@ def make_client(sim, breaker, *, fault=None, token="sim-token", base_url=None, t
     return BillingClient(
         base_url=base_url or sim.base_url,
         token=token,
-        timeout_s=TIMEOUT_S,
+        timeout_s=TIMEOUT_S if fault else HEALTHY_TIMEOUT_S,
         breaker=breaker,
         transport=transport,
         today=lambda: AS_OF,
@@ -131,14 +134,13 @@ def test_find_customer_by_every_identifier(sim, healthy):
     ],
 )
 def test_infrastructure_failures_escalate_and_count_against_the_api(sim, breaker, fault, code):
+    served = sim.app.requests_served
     with make_client(sim, breaker, fault=fault) as client:
-        started = time.perf_counter()
         result = client.account_summary(a_customer(sim))
-        elapsed = time.perf_counter() - started
     assert (result.ok, result.should_escalate) == (False, True)
     assert result.error.code == code and result.error.infrastructure
     assert breaker.state().failures == 1
-    assert elapsed < 1.5, "no retries: one attempt, bounded by the read timeout"
+    assert sim.app.requests_served - served == 1, "no retries: one attempt"
 
 
 def test_a_timeout_returns_after_the_read_timeout_not_after_the_hang(sim, breaker):

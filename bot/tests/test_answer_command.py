@@ -124,3 +124,34 @@ def test_the_same_reply_is_never_sent_twice_in_a_row_to_two_different_questions(
     again = answer("¿y en cuánto tiempo me reconectan?", "--history", "user: cuanto cobran por reconexion de fibra",
                    "--history", f"assistant: {first['reply']}")
     assert again["reply"] != first["reply"]
+
+
+def _customer(simulator, *, segment: str, language: str = "es") -> str:
+    """Return the id of one of the simulated customers of this kind (the dataset is built for the clock's date)."""
+    return next(cid for cid, account in sorted(simulator.data.accounts.items())
+                if account.customer.segment == segment and account.customer.language == language)
+
+
+def test_someone_billing_does_not_know_is_asked_whether_home_or_business_when_the_rule_differs():
+    decision = answer("¿cuánto es el recargo por pagar tarde?")
+    assert decision["outcome"] == "clarify", decision
+    assert decision["options"] == ["hogar", "empresa"] and "hogar" in decision["reply"]
+
+
+def test_a_question_that_names_the_business_gets_the_business_rule_without_a_question():
+    decision = answer("¿cuánto es el recargo por mora para empresas?")
+    assert decision["outcome"] == "answered", decision
+    assert decision["retrieved"][0]["doc"] == "recargo-mora-empresarial-es"
+
+
+@pytest.mark.parametrize(("segment", "document"), [("home", "recargo-mora-hogar-es"),
+                                                   ("business", "recargo-mora-empresarial-es")])
+def test_an_identified_customer_gets_the_late_fee_rule_for_their_kind_of_account(healthy_billing, segment, document):
+    decision = answer("¿cuánto es el recargo por pagar tarde?", "--customer", _customer(healthy_billing, segment=segment))
+    assert decision["outcome"] == "answered", decision
+    kept = [row["doc"] for row in decision["retrieved"] if row["kept"]]
+    other = {"home": "recargo-mora-empresarial-es", "business": "recargo-mora-hogar-es"}[segment]
+    assert document in kept and other not in kept
+    # Home: a share of what is left unpaid; business: a fixed amount per overdue invoice.
+    assert ("5 %" in decision["reply"] or "5%" in decision["reply"]) == (segment == "home"), decision["reply"]
+    assert ("3,00" in decision["reply"]) == (segment == "business"), decision["reply"]

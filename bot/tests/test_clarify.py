@@ -167,3 +167,25 @@ def test_one_short_question_offers_the_options(kind, options, language, text):
 def test_the_pending_question_round_trips():
     stored = pending("document", "¿me devuelven?", PLANS, "es")
     assert stored["query"] == "¿me devuelven?" and pending_options(stored) == PLANS
+
+
+def test_segment_decision_names_the_kind_of_customer_the_question_names():
+    from bot.clarify import segment_decision
+
+    assert segment_decision("recargo para mi empresa", ["business", "home"], language="es").chosen.segment == "business"
+    assert segment_decision("late fee on my home plan", [], language="en").chosen.segment == "home"
+    assert segment_decision("el plan de 300 megas tiene recargo?", ["home"], language="es").chosen.segment == "home"
+
+
+def test_segment_decision_asks_only_when_both_kinds_have_a_passage_in_the_first_three():
+    from bot.clarify import segment_decision
+
+    asked = segment_decision("cuanto es el recargo", ["home", "", "business"], language="es")
+    assert [option.segment for option in asked.options] == ["home", "business"] and asked.chosen is None
+    assert segment_decision("cuanto es el recargo", ["", "business", "home"], language="es").options
+    assert not segment_decision("cuanto es el recargo", ["", "home", "home"], language="es").options
+    assert not segment_decision("cuanto es el recargo", ["home", "", "", "business"], language="es").options
+    assert not segment_decision("cuanto es el recargo", [], language="es").options
+    # Naming both kinds is not a choice, and is not asked either: the answer covers both.
+    both = segment_decision("recargo de hogar y de empresa", ["home", "business"], language="es")
+    assert both.chosen is None and not both.options

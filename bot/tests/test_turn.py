@@ -103,10 +103,10 @@ def test_a_message_outside_plans_and_billing_is_declined_without_a_person_or_a_m
     assert not conversation.held_by_human
 
 
-def test_an_image_escalates_because_the_bot_cannot_read_it():
+def test_an_image_escalates_as_media_because_the_bot_cannot_read_it():
     conversation = start()
     trace = say(conversation, "", kind="image")
-    assert (trace.outcome, trace.escalation_reason, trace.route) == ("escalated", "CAPABILITY_MISSING", "media")
+    assert (trace.outcome, trace.escalation_reason, trace.route) == ("escalated", "MEDIA", "media")
 
 
 def test_the_customer_is_told_once_and_then_the_bot_stays_silent():

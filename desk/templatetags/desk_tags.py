@@ -1,4 +1,5 @@
-"""Template helpers of the desk: an escalation reason as agents read it, billing's codes in words, money."""
+"""Template helpers of the desk: an escalation reason and a failed send as agents read them, billing's codes in
+words, money."""
 
 from decimal import Decimal, InvalidOperation
 
@@ -6,6 +7,7 @@ from django import template
 from django.utils.html import format_html
 
 from billing.answers.money import LANGUAGES, money_text
+from desk.graph_errors import FailureExplained, failure_explained as explain
 from desk.labels import code_label
 from desk.reasons import reason_label
 
@@ -34,3 +36,9 @@ def money(amount, currency, language="es") -> str:
     except (InvalidOperation, ValueError, TypeError):
         return f"{amount} {currency}".strip()
     return money_text(value, str(currency or ""), language if language in LANGUAGES else "es")
+
+
+@register.simple_tag
+def failure_explained(error: str) -> FailureExplained:
+    """A failed send's Graph error code (read from the stored error) and the sentence an agent reads."""
+    return explain(str(error or ""))

@@ -95,7 +95,7 @@ def test_codes_read_as_words_and_credit_notes_in_the_same_notation(make_staff, h
     _, page = agent_page(make_staff, conversation)
     assert "Pending review" in page and "pending_review" not in page
     assert "USD 1.624,00" in page.split('id="credit-notes"')[1]  # the panel
-    assert "credit note of USD 1.624,00 on invoice" in page.split('id="thread"')[1]  # the thread
+    assert "the credit note for USD 1.624,00 on invoice" in page.split('id="thread"')[1]  # the thread
     methods = {p.method for p in payments if p.invoice_id == invoice.id}
     for method in methods:
         assert f"· {method} ·" not in account_panel(page)

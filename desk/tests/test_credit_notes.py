@@ -1,5 +1,6 @@
 """Credit notes: an agent proposes, a supervisor approves, the in-process billing simulator gets one note."""
 
+import re
 import threading
 from decimal import Decimal
 
@@ -7,6 +8,7 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
+from billing.answers.money import money_text
 from billing.api.client import billing_client
 from desk import credit_notes as cn
 from desk.models import CreditNoteRequest, Event
@@ -14,8 +16,27 @@ from tests.support.factories import conversation_start, escalated, events_of, in
 
 pytestmark = pytest.mark.django_db
 HTMX = {"HTTP_HX_REQUEST": "true"}
-INVOICE = "F-1001-202610"  # C-1001's October invoice: 23.20 USD
-CURRENT = "F-1001-202611"  # 40.60 USD
+
+
+def usd(amount) -> str:
+    """An amount of dollars in the desk's one money notation for a Spanish-speaking contact: USD 23,20."""
+    return money_text(Decimal(amount), "USD", "es")
+
+
+def _invoices_of(customer_id):
+    """Return the customer's two newest invoices in the simulator's dataset for the clock's date, oldest first."""
+    from billing.simulator.mounted import shared_simulator
+
+    invoices = sorted(shared_simulator().data.accounts[customer_id].invoices, key=lambda invoice: invoice.period)
+    return invoices[-2], invoices[-1]
+
+
+_PREVIOUS, _CURRENT = _invoices_of("C-1001")
+INVOICE = _PREVIOUS.id  # the invoice before the current one (F-1001-202610 on 2026-11-20: USD 23,20)
+TOTAL = f"{_PREVIOUS.total.amount:.2f}"
+TOTAL_SHOWN = usd(_PREVIOUS.total.amount)  # as the desk writes it for the Spanish-speaking contact: USD 23,20
+OVER_TOTAL = f"{_PREVIOUS.total.amount + Decimal('0.01'):.2f}"
+CURRENT = _CURRENT.id
 
 
 def billing_notes(simulator) -> int:
@@ -65,14 +86,14 @@ def test_an_agent_proposes_a_credit_note_checked_against_billing(people, healthy
 @pytest.mark.parametrize("overrides, message", [
     ({"invoice_id": "F-1002-202610"}, "Invoice F-1002-202610 is not one of C-1001's invoices."),
     ({"invoice_id": "F-1001-199901"}, "is not one of C-1001's invoices"),
-    ({"amount": "23.21"}, "its total is USD 23,20"),
+    ({"amount": OVER_TOTAL}, f"its total is {TOTAL_SHOWN}"),
     ({"amount": "0"}, "above zero"),
     ({"amount": "-3"}, "above zero"),
     ({"amount": "1.005"}, "two decimals"),
     ({"amount": "cinco"}, "not a number"),
     ({"amount": "1e26"}, "more than 10 digits before the decimal point"),
     ({"amount": "NaN"}, "not a number"),
-    ({"currency": "VES"}, "Invoice F-1001-202610 is in USD, not VES."),
+    ({"currency": "VES"}, f"Invoice {INVOICE} is in USD, not VES."),
     ({"reason": "  "}, "Say why"),
 ])
 def test_a_proposal_that_billing_does_not_back_is_refused_and_nothing_is_saved(
@@ -86,8 +107,9 @@ def test_a_proposal_that_billing_does_not_back_is_refused_and_nothing_is_saved(
 
 def test_the_whole_invoice_may_be_credited_but_not_twice(people, healthy_billing):
     conversation = escalated().conversation
-    propose(conversation, people["ana"], amount="23.20")
-    with pytest.raises(cn.CreditNoteError, match=r"USD 23,20 are already requested on it \(USD 0,00 left\)"):
+    propose(conversation, people["ana"], amount=TOTAL)
+    with pytest.raises(cn.CreditNoteError,
+                       match=re.escape(f"{TOTAL_SHOWN} are already requested on it (USD 0,00 left)")):
         propose(conversation, people["ana"], amount="1.00", reason="another reason")
     assert CreditNoteRequest.objects.count() == 1
 
@@ -192,7 +214,7 @@ def test_a_rejection_needs_a_note_and_never_reaches_billing(people, healthy_bill
     with pytest.raises(cn.CreditNoteError, match="already rejected"):
         cn.credit_note_approve(request=request, supervisor=people["tom"])
     # A rejected amount no longer counts against the invoice.
-    propose(conversation, people["ana"], amount="23.20")
+    propose(conversation, people["ana"], amount=TOTAL)
 
 
 def test_a_failed_send_then_a_retry_creates_one_credit_note(people, healthy_billing,
@@ -307,8 +329,8 @@ def test_the_conversation_page_offers_the_customers_invoices_and_lists_the_reque
     page = browser_for(people["ana"]).get(path).content.decode()
     panel = page.split('id="credit-notes"')[1].split("</section>")[0]
     assert "Propose a credit note" in panel
-    assert f'<option value="{CURRENT}">2026-11 · {CURRENT} · USD 40,60' in panel  # the contact's notation
-    assert "USD 23,20" in panel
+    assert f'<option value="{CURRENT}">{_CURRENT.period} · {CURRENT} · {usd(_CURRENT.total.amount)}' in panel
+    assert TOTAL_SHOWN in panel  # the contact's notation
     assert "Pending approval" in panel and "USD 3,50" in panel and "Late technician visit" in panel
 
 
@@ -326,7 +348,7 @@ def test_proposing_over_http_without_javascript(people, healthy_billing):
     assert response.status_code == 302 and response.url.endswith("#credit-notes")
     assert CreditNoteRequest.objects.get().proposed_by == people["ana"]
     page = browser.get(response.url).content.decode()
-    assert "Credit note of USD 5,00 on F-1001-202610 proposed" in page
+    assert f"Credit note of USD 5,00 on {INVOICE} proposed" in page
 
 
 def test_a_refused_proposal_keeps_the_input_and_says_why(people, healthy_billing):
@@ -335,7 +357,7 @@ def test_a_refused_proposal_keeps_the_input_and_says_why(people, healthy_billing
                     {"invoice": INVOICE, "amount": "99.00", "currency": "USD", "reason": "Outage <b>x</b>"})
     page = response.content.decode()
     assert response.status_code == 400
-    assert "its total is USD 23,20" in page
+    assert f"its total is {TOTAL_SHOWN}" in page
     assert 'value="99.00"' in page and "Outage &lt;b&gt;x&lt;/b&gt;</textarea>" in page
     assert f'<option value="{INVOICE}" selected>' in page
     assert not CreditNoteRequest.objects.exists()
@@ -533,8 +555,9 @@ def test_the_proposer_sees_the_decision_in_the_thread_and_in_my_proposals(people
     cn.credit_note_reject(request=rejected, supervisor=people["tom"], note="Not covered by the policy")
     ana = browser_for(people["ana"])
     thread = ana.get(reverse("desk:conversation", args=[conversation.pk])).content.decode()
-    assert f"credit note of USD 5,00 on invoice {INVOICE} approved by sol" in thread
-    assert f"credit note of USD 2,00 on invoice {INVOICE} rejected by tom: Not covered by the policy" in thread
+    assert f"Supervisor sol approved the credit note for USD 5,00 on invoice {INVOICE}" in thread
+    assert (f"Supervisor tom rejected the credit note for USD 2,00 on invoice {INVOICE}: Not covered by the policy"
+            in thread)
     assert f"credit note of USD 5,00 on invoice {INVOICE} sent to billing, which filed it as" in thread
     mine = ana.get(reverse("desk:credit_notes")).content.decode()
     assert "Waiting for approval" not in mine  # an agent sees only their own proposals
@@ -568,18 +591,18 @@ def test_the_proposer_is_told_the_decision_in_the_desk_header(people, healthy_bi
         else:
             cn.credit_note_reject(request=request, supervisor=people["sol"], note="Not covered by the policy")
     told = Notification.objects.get(recipient=people["ana"])
-    expected = ("approved by sol" if decision == "approve" else "rejected by sol: Not covered by the policy")
-    assert told.text == f"Your credit note of USD 3,50 on {INVOICE} was {expected}"
+    verb = "approved" if decision == "approve" else "rejected"
+    # one notation: the amount as the thread and the account panel write it for the (Spanish-speaking) contact
+    assert told.text.startswith(f"Supervisor sol {verb} the credit note for USD 3,50 on invoice {INVOICE}")
     assert not Notification.objects.filter(recipient=people["sol"]).exists()
     ana = browser_for(people["ana"])
-    header = ana.get(reverse("desk:queue")).content.decode().split('id="desk-header"')[1].split("</header>")[0]
+    header = ana.get(reverse("desk:queue")).content.decode().split('id="notifications"')[1].split("</header>")[0]
     assert told.text in header
-    thread = ana.get(reverse("desk:conversation", args=[conversation.pk])).content.decode().split('id="thread"')[1]
-    assert f"credit note of USD 3,50 on invoice {INVOICE} {'approved' if decision == 'approve' else 'rejected'} by sol" \
-        in thread
-    opened = post(ana, reverse("desk:notification_open", args=[told.pk]))
-    assert opened.status_code == 302 and opened.url == reverse("desk:conversation", args=[conversation.pk])
+    thread = ana.get(told.url).content.decode().split('id="thread"')[1]
+    assert f"Supervisor sol {verb} the credit note for USD 3,50 on invoice {INVOICE}" in thread
+    dismissed = post(ana, reverse("desk:notification_dismiss", args=[told.pk]))
+    assert dismissed.status_code == 302
     told.refresh_from_db()
-    assert told.read_at is not None
+    assert told.dismissed_at is not None and told.dismissed_by == people["ana"]
     assert told.text not in ana.get(reverse("desk:queue")).content.decode()
-    assert post(browser_for(people["tom"]), reverse("desk:notification_open", args=[told.pk])).status_code == 404
+    assert post(browser_for(people["tom"]), reverse("desk:notification_dismiss", args=[told.pk])).status_code == 404

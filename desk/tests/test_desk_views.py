@@ -202,14 +202,14 @@ def test_an_empty_reply_is_refused_and_nothing_is_sent(staff):
     assert not Message.objects.filter(author="agent").exists()
 
 
-def test_outside_the_whatsapp_window_the_composer_is_disabled_and_says_why(staff):
+def test_outside_the_whatsapp_window_free_text_gives_way_to_templates_and_says_why(staff):
     browser, ana = staff("ana", "agent")
     conversation = conversation_start(channel=Channel.WHATSAPP, wa_id="584121112233",
                                       inbound_at=clock.now() - timedelta(hours=30))
     services.conversation_take_over(conversation_id=conversation.pk, agent=ana)
     page = browser.get(url("conversation", conversation)).content.decode()
-    assert 'id="composer-text" rows="2" disabled' in page and "more than 24 hours ago" in page
-    assert "approved template" in page
+    assert 'id="composer-text"' not in page and "more than 24 hours ago" in page
+    assert "approved template" in page and 'id="template-composer"' in page
     response = post(browser, url("reply", conversation), {"text": "hola"})
     assert response.status_code == 409 and "24 hours" in response.content.decode()
     assert not Message.objects.filter(author="agent").exists()

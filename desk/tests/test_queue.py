@@ -216,7 +216,7 @@ def test_the_queue_runs_the_same_number_of_queries_for_3_and_30_escalations(clie
         response = client.get(QUEUE, **headers)
     assert response.content.decode().count('class="escalation ') == 30
     # session, user, the user's own and group permissions, the reason counts, the view counts, the rows — and
-    # nothing per row; the page's header adds the agent's status and unread notifications, the poll does not
+    # nothing per row; the page's header adds the agent's status and their open notifications, the poll does not
     assert few == (7 if headers else 9)
 
 

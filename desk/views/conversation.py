@@ -15,16 +15,19 @@ from django.views.decorators.http import require_GET, require_POST
 
 from core import params
 from desk import complaints, rules, services
-from desk.access import access_conversation, conversation_verdict, may_work_desk
+from desk.access import access_conversation, conversation_verdict, may_supervise_desk, may_work_desk
 from desk.account import account_summary
+from desk.composer import TemplateComposer, template_composer, typed_values
 from desk.credit_notes import credit_note_panel
 from desk.forms import AssignForm, MarkWrongForm, NoteForm, ReplyForm
 from desk.identify import CustomerSearch, customer_search, whatsapp_offer
+from desk.media_types import size_label
 from desk.models import CannedReply, Conversation, Message
 from desk.reasons import reason_label
 from desk.selectors import (
     conversation_escalation,
     conversation_thread,
+    escalation_attachments,
     next_waiting_escalation,
     take_requests_pending,
     thread_version,
@@ -55,8 +58,9 @@ def _reopen_outcome(conversation: Conversation) -> str:
             "and the bot stays silent. It does not come back into the escalation queue.")
 
 
-def _work_context(request, conversation: Conversation, *, error: str = "", composer_text: str = "") -> dict:
-    """Return what the thread and the action forms need (no billing call, no trace)."""
+def _work_context(request, conversation: Conversation, *, error: str = "", composer_text: str = "",
+                  with_composer: bool = True) -> dict:
+    """Return what the thread and the action forms need (no trace; billing only for a template's amount)."""
     user = request.user
     can_act = may_work_desk(user)
     holding = conversation.held_by_human and conversation.assignee_id == user.pk
@@ -85,8 +89,21 @@ def _work_context(request, conversation: Conversation, *, error: str = "", compo
             take_requests=(take_requests_pending(conversation=conversation)
                            if (holding or may["reassign"].allowed) and not context["resolved"] else []),
             reopen_outcome=_reopen_outcome(conversation) if context["resolved"] else "",
+            may_supervise=may_supervise_desk(user),
+            media_max=size_label(settings.DESK_MEDIA_MAX_BYTES),
         )
+        if with_composer and may["reply"].allowed and not window_open and not context["resolved"]:
+            context["composer"] = _template_composer(request, conversation)
     return context
+
+
+def _template_composer(request, conversation: Conversation) -> TemplateComposer:
+    """The template composer after the window closed: ?template= picks one; ?typed=1&v1=… keeps typed values
+    (and a refused send keeps what the agent typed)."""
+    source = request.POST if request.method == "POST" else request.GET
+    chosen = params.integer(source.get("template"), label="The template").value
+    values = typed_values(source) if source.get("typed") else None
+    return template_composer(conversation=conversation, template_id=chosen, values=values)
 
 
 def page_context(request, conversation: Conversation, **work) -> dict:
@@ -94,6 +111,7 @@ def page_context(request, conversation: Conversation, **work) -> dict:
     escalation = conversation_escalation(conversation=conversation)
     context.update(
         escalation=escalation,
+        escalation_files=escalation_attachments(conversation=conversation) if escalation else [],
         draft=escalation.suggested_reply if escalation and escalation.status != "resolved" else "",
     )
     if context["can_act"]:
@@ -123,9 +141,14 @@ def _with_next(request, context: dict) -> dict:
 
 
 def _prefill(request, context) -> str:
-    """Text for the composer when JavaScript is off: ?draft=1 (the bot's draft) or ?canned=<id>."""
+    """Text for the composer: ?draft=1 (the bot's draft), ?tell=<credit note> (the decision, for the customer) or
+    ?canned=<id>."""
     if request.GET.get("draft") and context["draft"]:
         return context["draft"]
+    tell = params.integer(request.GET.get("tell"), label="The credit note").value
+    decided = next((r for r in context["credit"]["requests"] if r.pk == tell and r.tell), None) if tell else None
+    if decided is not None:
+        return decided.tell
     canned = params.integer(request.GET.get("canned"), label="The canned reply").value
     reply = next((c for c in context["canned"] if c.pk == canned), None)
     return reply.text if reply else ""
@@ -144,7 +167,7 @@ def conversation_detail(request, conversation_id):
 def conversation_thread_part(request, conversation_id):
     """Return the thread partial for polling; 204 when nothing changed since the version the page holds."""
     conversation = access_conversation(request.user, conversation_id)
-    context = _work_context(request, conversation)
+    context = _work_context(request, conversation, with_composer=False)  # the thread alone, every 5 s
     if request.GET.get("v") and request.GET["v"] == context["thread_version"]:
         return HttpResponse(status=204)
     return render(request, "desk/conversation.html#thread", context)

@@ -11,11 +11,13 @@ from django.views.decorators.http import require_GET
 
 from core import clock
 from desk.access import may_supervise_desk, may_work_desk
+from desk.channel import MEDIA_KINDS
 from desk.forms import QueueFilterForm
 from desk.selectors import (
     VIEWS,
     QueueCursor,
     QueueFilters,
+    attachments_of,
     escalation_counts,
     escalation_queue,
     view_counts,
@@ -55,6 +57,9 @@ def queue(request):
         query["after"] = QueueCursor.of(page[-1], filters.order_field).encode()
         older = query.urlencode()
     amber, red = wait_thresholds()
+    # One query for the page's files, and none when no row's last message is a photo, voice note or file.
+    files = attachments_of(message_ids=[e.last_customer_message_id for e in page
+                                        if e.last_customer_kind in MEDIA_KINDS])
     rows = []
     for escalation in page:
         waited = (escalation.resolved_at or now) - escalation.created_at
@@ -62,7 +67,8 @@ def queue(request):
         level = "" if escalation.status != "open" else wait_level(waited, amber_minutes=amber,
                                                                   red_minutes=red)
         rows.append({"escalation": escalation, "conversation": escalation.conversation,
-                     "waited": _waited_label(waited), "level": level})
+                     "waited": _waited_label(waited), "level": level,
+                     "attachment": files.get(escalation.last_customer_message_id)})
     counts = escalation_counts()
     view_query = request.GET.copy()
     for name in ("view", "after", "resolved_from", "resolved_to"):

@@ -1,5 +1,4 @@
-"""The team: an agent's own status, the supervisor's load page (status, capacity, load, reassign) and the
-desk notifications in the header."""
+"""The team: an agent's own status and the supervisor's load page (status, capacity, load, reassign)."""
 
 from __future__ import annotations
 
@@ -11,7 +10,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_POST
 
-from core import clock, params
+from core import params
 from desk import services
 from desk.access import access_conversation, may_supervise_desk, require_desk_worker
 from desk.capacity import (
@@ -23,7 +22,6 @@ from desk.capacity import (
     team_load,
     unassigned_waiting_count,
 )
-from desk.models import Notification
 from desk.selectors import desk_agents
 
 
@@ -109,17 +107,4 @@ def team_reassign(request, conversation_id):
     else:
         messages.success(request, f"Conversation {conversation_id} is {assignee.get_username()}'s now.")
     return redirect("desk:team")
-
-
-@login_required
-@require_POST
-def notification_open(request, notification_id):
-    """Mark one of your notifications read and open what it is about."""
-    require_desk_worker(request.user)
-    notification = get_object_or_404(Notification, pk=notification_id, recipient=request.user)
-    if notification.read_at is None:
-        Notification.objects.filter(pk=notification.pk, read_at__isnull=True).update(read_at=clock.now())
-    if notification.conversation_id:
-        return redirect("desk:conversation", conversation_id=notification.conversation_id)
-    return redirect("desk:credit_notes")
 

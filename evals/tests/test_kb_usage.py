@@ -92,11 +92,11 @@ def make_trace(*, query=QUERY, hits=(), cited=(), days_ago=0):
     return trace
 
 
-def fail_note(trace, author, stage="retrieval"):
+def fail_note(trace, author, stage="retrieval", chunk=None):
     session = ReviewSession.objects.create(name="s", window_start=clock.now() - dt.timedelta(days=7),
                                            window_end=clock.now(), seed=1, requested_size=10)
     return ReviewNote.objects.create(session=session, trace=trace, author=author, verdict="fail", stage=stage,
-                                     first_failure="the trial policy outranked the annual one")
+                                     first_failure="the trial policy outranked the annual one", chunk=chunk)
 
 
 def golden_case(trace=None, *, case_id="refund-annual", hits=("t-refund-annual",),
@@ -128,8 +128,8 @@ def test_document_list_counts_traces_and_failure_notes_of_the_last_30_days(clien
     make_trace(hits=[(annual, True, "within margin"), (account, True, "within margin")], cited=[annual])
     pruned = make_trace(hits=[(trial, True, "within margin"), (annual, False, "below margin")])
     make_trace(hits=[(annual, True, "within margin")], cited=[annual], days_ago=40)  # outside the window
-    fail_note(pruned, editor)
-    # A failure note on a trace that retrieved only the trial policy; its golden case expects the annual one.
+    fail_note(pruned, editor, chunk=trial)  # names the trial chunk: counts there, not on the annual one it retrieved
+    # A failure note naming no chunk on a trace that cited none; its golden case expects the annual policy.
     wrong = make_trace(hits=[(trial, True, "within margin")])
     golden_case(wrong)
     fail_note(wrong, editor)
@@ -137,8 +137,8 @@ def test_document_list_counts_traces_and_failure_notes_of_the_last_30_days(clien
     client.force_login(editor)
     html = client.get(reverse("evals:document_usage")).content.decode()
     # Two chunks of the annual document in one trace count that trace once.
-    assert row_cells(html, "t-refund-annual") == (2, 1, 1, 2)
-    assert row_cells(html, "t-refund-trial") == (2, 2, 0, 2)
+    assert row_cells(html, "t-refund-annual") == (2, 1, 1, 1)
+    assert row_cells(html, "t-refund-trial") == (2, 2, 0, 1)
     assert "Usage in traces, last 30 days" in html
     assert "by importer" in client.get(reverse("kb:documents")).content.decode()
 
@@ -323,7 +323,7 @@ def test_chunk_page_shows_traces_notes_and_golden_cases_and_the_retired_status(c
     pruned = make_trace(query="refund in full", hits=[(chunk_of("t-refund-trial"), True, "within margin"),
                                                       (annual, False, "below margin")])
     make_trace(hits=[(annual, True, "within margin")], days_ago=45)
-    fail_note(pruned, editor)
+    fail_note(pruned, editor, chunk=annual)
     golden_case(None, case_id="from-file")
     client.force_login(editor)
     html = chunk_page(client, annual.pk)

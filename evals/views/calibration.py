@@ -7,9 +7,10 @@ from django.contrib.auth.decorators import login_required
 from django.db.models import Count
 from django.http import HttpResponseRedirect
 from django.shortcuts import redirect, render
+from django.views.decorators.http import require_POST
 from django.urls import reverse
 
-from evals.human_labels import calibration_report, judge_labelled, run_corrected_rate
+from evals.human_labels import calibration_report, judge_labelled, run_corrected_rate, settled_labels_import
 from evals.judge import get_judge
 from evals.judge_test_reads import judge_test_reads
 from evals.models import EvalRun, HumanLabel, JudgeVerdict
@@ -61,3 +62,12 @@ def calibration(request):
     })
 
 
+
+
+@login_required
+@require_POST
+def calibration_import_settled(request):
+    """Import the review queues' settled faithfulness labels as human labels (a second click changes nothing)."""
+    require_trace_reviewer(request.user)
+    messages.success(request, settled_labels_import().summary)
+    return redirect(f"{reverse('evals:calibration')}#settled")

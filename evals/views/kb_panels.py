@@ -62,13 +62,15 @@ def document_usage(request):
 @login_required
 @kb_editor_required
 def chunk_usage(request, chunk_id):
-    """The chunk page's panels: the traces that retrieved, kept or cited it, failure notes and golden cases."""
+    """The chunk page's panels: the traces that retrieved, kept or cited it, the failure notes that count on it
+    (named by the note, or cited by the failing trace's reply) and golden cases."""
     chunk = get_object_or_404(Chunk.objects.select_related("document", "section"), pk=chunk_id)
     slug = chunk.document.slug
+    note_count, notes = kb_usage.failure_notes_for_chunk(chunk=chunk)
     return render(request, "evals/_chunk_usage.html", {
         "chunk": chunk, "recent_days": kb_usage.RECENT_DAYS,
         "usage": kb_usage.chunk_usage(chunk=chunk, since=kb_usage.recent_since()),
-        "notes": kb_usage.failure_notes_for_document(slug=slug),
+        "notes": notes, "note_count": note_count,
         "golden_cases": kb_usage.golden_cases_for_document(slug=slug)})
 
 

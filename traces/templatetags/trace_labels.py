@@ -72,3 +72,10 @@ def review_verdict_label(code):
 @register.filter
 def filters_sentence(filters):
     return display.filters_sentence(filters)
+
+
+@register.filter
+def get_name(definitions, key):
+    """Return the name of the score `key` from a {key: definition} mapping ("" when unknown)."""
+    definition = definitions.get(key) if hasattr(definitions, "get") else None
+    return definition.name if definition is not None else ""

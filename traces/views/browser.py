@@ -34,6 +34,7 @@ def trace_list(request):
     return render(request, "traces/trace_list.html", {
         "traces": page, "filters": filters, "params": request.GET, "choices": choices,
         "select_filters": _select_filters(filters, choices),
+        "score_listed": any(c.value == filters.score for c in choices["scores"]),
         "count": count, "count_more": more,
         "count_text": _count_text(count, more, selectors.trace_count_estimate(filters=filters) if more else None),
         "stages": STAGES, "filter_query": query.urlencode(),

@@ -16,10 +16,12 @@ from django.db import transaction
 from django.urls import reverse
 from django.utils import timezone
 
-from traces import dashboard, display
+from desk.satisfaction import satisfaction_summary
+from traces import dashboard, display, review_stats
 from traces.dial_charts import DayValue, rate_chart, stacked_chart
 from traces.fingerprint import differences
-from traces.models import Configuration
+from traces.models import Configuration, Trace
+from traces.scoring import buckets
 from traces.rollup_stats import LATENCY_EDGES_MS, Proportion, difference_interval, percentile
 from traces.views.dashboard_request import DashboardRequest
 
@@ -128,6 +130,28 @@ def dial_section(request: DashboardRequest, totals: list[dashboard.DayTotals], *
     }
     rows = [("dial", d.day.isoformat(), measure, getattr(d, measure)) for d in totals for measure in dashboard.MEASURES]
     return Section(context, rows)
+
+
+def satisfaction_section(query: dashboard.DashboardQuery, *, day_names: list[str]) -> Section:
+    """The customers' answers to the satisfaction question, per agent, per escalation reason and per day (the desk's
+    table: a few rows a day, read directly)."""
+    summary = satisfaction_summary(start=query.start(), end=query.end(), channel=query.channel,
+                                   language=query.language, agent_id=query.agent_id)
+    by_day = {tally.key: tally for tally in summary.per_day}
+
+    def series(answer: str) -> list[DayValue]:
+        return [DayValue(day, by_day[day].answers[answer], by_day[day].answered) if day in by_day
+                else DayValue(day, 0, 0) for day in day_names]
+
+    chart = rate_chart(day_names, [("Good", series("good")), ("Bad", series("bad"))])
+    rows = [("satisfaction", f"{group}:{tally.key}", measure, value)
+            for group, tallies in (("all", [summary.total]), ("agent", summary.per_agent),
+                                   ("reason", summary.per_reason), ("day", summary.per_day))
+            for tally in tallies
+            for measure, value in (("asked", tally.asked), *tally.answers.items())]
+    groups = [("Per agent", summary.per_agent, "Agent"), ("Per escalation reason", summary.per_reason, "Reason"),
+              ("Over time", summary.per_day, "Day")]
+    return Section({"satisfaction": summary, "satisfaction_chart": chart, "satisfaction_groups": groups}, rows)
 
 
 def reasons_section(source: dashboard.Source, *, day_names: list[str], trace_link: TraceLinks) -> Section:
@@ -251,6 +275,58 @@ def comparison_section(request: DashboardRequest, source: dashboard.Source) -> S
     return section
 
 
+def _segments(chart, link) -> list[dict]:
+    return [{"segment": s, "x": c.x, "width": c.width, "link": link(s.key, dt.date.fromisoformat(s.day))}
+            for c in chart.columns for s in c.segments]
+
+
+def fallbacks_section(query, *, day_names: list[str], trace_link: TraceLinks) -> Section:
+    """Turns the verified-only fallback answered (or escalated with its draft) per day, stacked by kind."""
+    per_day = review_stats.fallbacks_per_day(query)
+    keys = [(value, label) for value, label in Trace.Fallback.choices if value]
+    chart = stacked_chart(day_names, {(d.isoformat(), kind): n for (d, kind), n in per_day.items()}, keys)
+    totals = {kind: sum(n for (_, k), n in per_day.items() if k == kind) for kind, _ in keys}
+    context = {"fallbacks": chart,
+               "fallback_segments": _segments(chart, lambda kind, day: trace_link(fallback=kind, **_day_range(day))),
+               "fallback_legend": [(key, label, colour, totals[key], trace_link(fallback=key, **_range(query)))
+                                   for key, label, colour in chart.legend],
+               "fallback_total": sum(totals.values()),
+               "fallback_link": trace_link(fallback="yes", **_range(query))}
+    return Section(context, [("fallbacks", d.isoformat(), kind, n) for (d, kind), n in sorted(per_day.items())])
+
+
+def scores_section(query, *, day_names: list[str], trace_link: TraceLinks) -> Section:
+    """Each score's values per day (stacked) and per configuration (counts, and the mean of yes/no or numbers)."""
+    configurations = Configuration.objects.in_bulk()
+    charts, rows = [], []
+    for stats in review_stats.scores_stats(query):
+        spec = stats.definition.spec()
+        keys = [(bucket, bucket) for bucket in buckets(spec)]
+        chart = stacked_chart(day_names, {(d.isoformat(), b): n for (d, b), n in stats.per_day.items()}, keys)
+        choices = set(spec.choices())
+
+        def link(bucket, day, key=spec.key):
+            return trace_link(score=f"{key}:{bucket}", **_day_range(day)) if bucket in choices else \
+                trace_link(**_day_range(day))
+
+        per_configuration = []
+        for fingerprint, counts in sorted(stats.per_configuration.items(), key=lambda kv: -sum(kv[1].values())):
+            configuration = configurations.get(fingerprint)
+            mean = stats.means.get(fingerprint)
+            per_configuration.append({
+                "label": _configuration_label(configuration) if configuration else "not recorded",
+                "fingerprint": fingerprint, "n": sum(counts.values()),
+                "counts": [(bucket, counts.get(bucket, 0)) for bucket, _ in keys],
+                "mean": (f"{mean[0]:.0%} yes" if spec.kind == "boolean" else f"{mean[0]:.2f}") if mean else "—"})
+            rows += [("scores_per_configuration", fingerprint or "-", f"{spec.key}={bucket}", counts.get(bucket, 0))
+                     for bucket, _ in keys]
+        charts.append({"definition": stats.definition, "chart": chart, "total": stats.total,
+                       "segments": _segments(chart, link), "keys": [bucket for bucket, _ in keys],
+                       "per_configuration": per_configuration})
+        rows += [("scores", d.isoformat(), f"{spec.key}={b}", n) for (d, b), n in sorted(stats.per_day.items())]
+    return Section({"score_charts": charts}, rows)
+
+
 @transaction.atomic
 def dashboard_build(request: DashboardRequest, *, scope: str, now: dt.datetime) -> dict:
     """Compute every section of the dashboard (and the CSV's rows) for this request, in one transaction."""
@@ -260,19 +336,22 @@ def dashboard_build(request: DashboardRequest, *, scope: str, now: dt.datetime) 
     merged = dashboard.histograms(source)
     totals = counted.days
     sections = [operations_section(merged, now=now)]
+    day_names = [d.isoformat() for d in query.days]
     if scope == "own":
-        sections.append(own_handling_section(totals))
+        sections += [own_handling_section(totals), satisfaction_section(query, day_names=day_names)]
     else:
         trace_link = TraceLinks(request)
-        day_names = [d.isoformat() for d in query.days]
         sections += [dial_section(request, totals, day_names=day_names, trace_link=trace_link),
+                     satisfaction_section(query, day_names=day_names),
                      reasons_section(source, day_names=day_names, trace_link=trace_link),
                      shares_section(query, totals, trace_link=trace_link),
                      routes_section(counted.routes),
                      agents_section(source),
                      latency_section(merged),
                      tokens_section(merged),
-                     comparison_section(request, source)]
+                     comparison_section(request, source),
+                     fallbacks_section(query, day_names=day_names, trace_link=trace_link),
+                     scores_section(query, day_names=day_names, trace_link=trace_link)]
     context = {"coverage": source.coverage, "days": totals, "scope": scope}
     csv_rows: list[tuple] = []
     for section in sections:

@@ -12,6 +12,7 @@ from traces import selectors, services
 from traces.access import require_trace_reviewer
 from traces.models import STAGES, ReviewNote, ReviewSession, SessionTrace
 from traces.taxonomy import saturation
+from traces.views.review_form import read_review_post, review_form_context
 from traces.views.turn import turn_facts
 
 
@@ -106,9 +107,6 @@ def session_add_complaints(request, session_id):
     return redirect("traces:session", session.pk)
 
 
-FIRST_FAILURE_MAX = ReviewNote._meta.get_field("first_failure").max_length
-
-
 @login_required
 def session_review(request, session_id, position):
     """Review one trace of the session: read it, then pass / fail (first upstream failure + stage) / defer."""
@@ -121,15 +119,9 @@ def session_review(request, session_id, position):
     next_position = positions[index + 1] if index + 1 < len(positions) else None
     error = ""
     if request.method == "POST":
-        faithful = params.boolean(request.POST.get("model_faithful"), label="Was the model faithful?")
-        first_failure = params.text(request.POST.get("first_failure"), label="The first upstream failure",
-                                    max_length=FIRST_FAILURE_MAX)
         try:
-            if faithful.error or first_failure.error:
-                raise services.ReviewError(faithful.error or first_failure.error)
             services.review_note_save(session=session, trace=item.trace, author=request.user,
-                                      verdict=request.POST.get("verdict", ""), first_failure=first_failure.value,
-                                      stage=request.POST.get("stage", ""), model_faithful=faithful.value)
+                                      **read_review_post(request.POST))
         except services.ReviewError as failure:
             error = str(failure)
         else:
@@ -142,4 +134,5 @@ def session_review(request, session_id, position):
         "session": session, "item": item, "trace": item.trace, "note": note, "review_stages": STAGES, "error": error,
         "previous_position": previous_position, "next_position": next_position, "done": done,
         "total": len(positions), "number": index + 1, "form": request.POST if error else None,
+        **review_form_context(trace=item.trace, author=request.user, post=request.POST if error else None),
     }, status=400 if error else 200)

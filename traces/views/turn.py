@@ -13,25 +13,43 @@ from desk.models import ComplaintSignal, Conversation, Message
 from kb.access import may_edit_kb
 from kb.models import Chunk
 from traces import display, selectors
-from traces.access import may_read_traces, may_review_traces
+from traces.access import access_trace_for_editor, may_read_traces, may_review_traces
 from traces.fingerprint import PARTS
 from traces.models import Trace
 
 
 @login_required
 def trace_detail(request, trace_id):
-    """Show one turn: route, retrieval table, billing calls, evidence, writer attempts, final text, latency."""
+    """Show one turn: route, retrieval table, billing calls, evidence, writer attempts, final text, latency.
+
+    A KB editor who reads no other trace sees the editor's view of a trace that retrieved knowledge-base
+    chunks instead (access_trace_for_editor).
+    """
     if not may_read_traces(request.user):
-        raise PermissionDenied
+        return _editor_view(request, access_trace_for_editor(request.user, trace_id))
     trace = get_object_or_404(Trace.objects.select_related("conversation__contact", "message", "reply",
                                                            "configuration").defer("search_vector"), pk=trace_id)
-    notes = []
+    notes, scores = [], []
     if may_review_traces(request.user):
-        notes = list(trace.review_notes.select_related("author", "failure_class", "session"))
-    return render(request, "traces/trace_detail.html", {"trace": trace, "notes": notes, **turn_facts(trace),
+        notes = list(trace.review_notes.select_related("author", "failure_class", "session", "queue"))
+        scores = list(trace.scores.select_related("definition", "author").order_by("definition__name", "pk"))
+    return render(request, "traces/trace_detail.html", {"trace": trace, "notes": notes, "scores": scores,
+                                                        **turn_facts(trace),
                                                         "context": _conversation_context(trace),
                                                         "complaints": _complaints(trace),
                                                         "configuration": _configuration_rows(trace)})
+
+
+def _editor_view(request, trace: Trace):
+    """The KB editor's read-only trace: the message, the retrieval, the cited chunks, the reply and the failure
+    notes — no customer account data (customer id, billing calls and facts, the internal note, the conversation)
+    and no review action."""
+    cited_ids = set(trace.citations or [])
+    cited = [e for e in (trace.evidence or []) if isinstance(e, dict) and e.get("kind") == "chunk"
+             and e.get("id") in cited_ids]
+    notes = list(trace.review_notes.filter(verdict="fail").select_related("failure_class", "chunk__document")
+                 .order_by("created_at", "pk"))
+    return render(request, "traces/trace_editor.html", {"trace": trace, "cited": cited, "notes": notes})
 
 
 def turn_facts(trace: Trace) -> dict:

@@ -152,7 +152,7 @@ def _review_session(trace):
     from django.db.models import Max, Min
 
     from traces import services
-    from traces.models import FailureClass, ReviewNote, ReviewSession, Trace
+    from traces.models import ReviewNote, ReviewSession, Trace
 
     analyst = demo_analyst()
     session = ReviewSession.objects.filter(name=REVIEW_SESSION).first()
@@ -169,11 +169,11 @@ def _review_session(trace):
     if note is None:
         note = services.review_note_save(session=session, trace=trace, author=analyst, verdict="fail",
                                          first_failure=FAILURE_NOTE, stage="retrieval", model_faithful=True)
-    failure_class = FailureClass.objects.filter(session=session, name=FAILURE_CLASS[0]).first()
-    if failure_class is None:
-        failure_class = services.failure_class_create(session=session, name=FAILURE_CLASS[0],
-                                                      definition=FAILURE_CLASS[1], stage="retrieval",
-                                                      actor=analyst)
+    # The team's class of that name: made by the first run, returned by the next ones (the taxonomy is the
+    # team's, so a class of one name is never made twice, whichever session asks).
+    failure_class = services.failure_class_create(session=session, name=FAILURE_CLASS[0],
+                                                  definition=FAILURE_CLASS[1], stage="retrieval",
+                                                  actor=analyst)
     if note.failure_class_id is None:
         services.review_notes_assign(session=session, note_ids=[note.pk], failure_class=failure_class,
                                      actor=analyst)

@@ -3,7 +3,7 @@
 The questions are the ones the product is measured on: the routing examples (bot/data/routing_examples.jsonl,
 every route in Spanish and English) and the sample golden set's queries. Each turn's outcome follows what the
 bot does on its route: a request for a person always escalates as USER_REQUEST, an action the bot cannot carry
-out or a photo as CAPABILITY_MISSING; small talk is answered or met with silence; document and account
+out as CAPABILITY_MISSING, a photo or voice note as MEDIA; small talk is answered or met with silence; document and account
 questions are mostly answered, sometimes asked to clarify or escalated for the reasons those routes have (no
 context, an answer the verifier refused, the billing API down).
 
@@ -121,7 +121,9 @@ def outcome_of(rng: random.Random, route: str, phase: Phase) -> tuple[str, str]:
     """Return (outcome, escalation reason) for a turn on `route` under `phase`, as the bot decides them."""
     if route == "human":
         return "escalated", "USER_REQUEST"
-    if route in ("unsupported", "media"):
+    if route == "media":
+        return "escalated", "MEDIA"
+    if route == "unsupported":
         return "escalated", "CAPABILITY_MISSING"
     roll = rng.random()
     if route == "smalltalk":
