@@ -133,6 +133,7 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "core.roles.navigation",
+                "desk.header.desk_header",
                 "desk.notifications.header",
             ],
         },
@@ -397,6 +398,9 @@ DESK_WAIT_AMBER_MINUTES = env_int("DESK_WAIT_AMBER_MINUTES", 5)
 DESK_WAIT_RED_MINUTES = env_int("DESK_WAIT_RED_MINUTES", 15)
 # A customer writing to a resolved conversation reopens it to the bot, or to the humans when this is on.
 DESK_REOPEN_TO_HUMAN = env_bool("DESK_REOPEN_TO_HUMAN", False)
+# How many open conversations an agent holds at once before automatic assignment passes them by (their own
+# capacity, set on the supervisor's load page, wins).
+DESK_AGENT_CAPACITY = env_int("DESK_AGENT_CAPACITY", 5)
 # After a person resolves a WhatsApp conversation the customer spoke in, one question with three reply buttons asks how
 # it went (desk/satisfaction.py); after a conversation only the bot handled, only when DESK_CSAT_AFTER_BOT is on.
 DESK_CSAT_ENABLED = env_bool("DESK_CSAT_ENABLED", True)

@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from desk.account import account_summary
 from desk.models import Conversation, CreditNoteRequest, MessageTemplate
-from desk.selectors import account_summary
 from desk.template_text import (
     PARAMETER_MAX,
     language_matches,

@@ -11,7 +11,7 @@ from decimal import Decimal
 
 from django.urls import reverse
 
-from billing.answers.phrases import phrases_for
+from billing.answers.money import LANGUAGES, money_text
 from desk.models import CreditNoteRequest
 from desk.notifications import notification_create
 
@@ -33,12 +33,14 @@ TELL = {
 
 
 def desk_money(request: CreditNoteRequest) -> str:
-    """Return the amount as the desk (English) writes it: "USD 162.40"."""
-    return f"{request.currency} {request.amount:.2f}"
+    """Return the amount in billing's one money notation for the contact's language, as the thread writes it:
+    "USD 162,40" (es), "USD 162.40" (en)."""
+    language = request.conversation.contact.language
+    return money_text(Decimal(request.amount), request.currency, language if language in LANGUAGES else "es")
 
 
 def decision_text(request: CreditNoteRequest, supervisor) -> str:
-    """Return the notification's line: "Supervisor sol approved the credit note for USD 162.40 on invoice F-1" (the
+    """Return the notification's line: "Supervisor sol approved the credit note for USD 162,40 on invoice F-1" (the
     bot's proposals: "the bot's credit note"), as the thread says it (desk.selectors)."""
     verb = "approved" if request.status != CreditNoteRequest.Status.REJECTED else "rejected"
     whose = "the bot's" if request.drafted_by_bot else "the"
@@ -52,7 +54,7 @@ def tell_customer_text(request: CreditNoteRequest, language: str) -> str:
         return ""
     outcome = "rejected" if request.status == CreditNoteRequest.Status.REJECTED else "approved"
     language = language if language in TELL else "es"
-    money = phrases_for(language).money(Decimal(request.amount), request.currency)
+    money = money_text(Decimal(request.amount), request.currency, language)  # as the panel and the thread write it
     return TELL[language][outcome].format(money=money, invoice=request.invoice_id)
 
 

@@ -18,6 +18,7 @@ from django.db.models import QuerySet, Sum
 from django.shortcuts import get_object_or_404
 
 from billing.answers.findings.payments import find_payments
+from billing.answers.money import LANGUAGES, money_text
 from billing.api.client import billing_client
 from billing.records import parse_invoice, parse_payment
 from core import clock, params
@@ -200,6 +201,12 @@ def _event(request: CreditNoteRequest, actor, kind: str, **detail) -> Event:
     )
 
 
+def _language(conversation: Conversation) -> str:
+    """The contact's language for amounts (billing's notation); one billing cannot write reads as Spanish."""
+    language = conversation.contact.language
+    return language if language in LANGUAGES else "es"
+
+
 def _amount(value) -> Decimal:
     amount = params.decimal(str(value), label="The amount", places=2,
                             max_digits=CreditNoteRequest._meta.get_field("amount").max_digits)
@@ -268,10 +275,14 @@ def credit_note_propose(*, conversation: Conversation, agent, invoice_id: str, a
                .aggregate(total=Sum("amount"))["total"] or Decimal("0"))
     if amount + already > invoice_total:
         room = invoice_total - already
+        language = _language(conversation)
+
+        def money(value: Decimal) -> str:
+            return money_text(value, currency, language)
+
         raise CreditNoteError(
-            f"{amount:.2f} {currency} is more than invoice {invoice_id} allows: its total is "
-            f"{invoice_total:.2f} {currency}"
-            + (f" and {already:.2f} {currency} are already requested on it ({max(room, 0):.2f} left)."
+            f"{money(amount)} is more than invoice {invoice_id} allows: its total is {money(invoice_total)}"
+            + (f" and {money(already)} are already requested on it ({money(max(room, Decimal('0')))} left)."
                if already else ".")
         )
     request = CreditNoteRequest.objects.create(
@@ -459,6 +470,12 @@ def _requested_by(request: CreditNoteRequest) -> str | None:
     if request.proposed_by is None:
         return None
     return f"tracedesk:{request.proposed_by.get_username()}"[:100]
+
+
+def proposal_notice(proposal: CreditNoteRequest) -> str:
+    """What the conversation's panel says once a credit note is proposed, the amount in the contact's notation."""
+    amount = money_text(proposal.amount, proposal.currency, _language(proposal.conversation))
+    return f"Credit note of {amount} on {proposal.invoice_id} proposed; a supervisor approves it."
 
 
 def credit_note_panel(*, conversation: Conversation, values: dict | None = None, error: str = "",

@@ -8,38 +8,22 @@ lookup goes through billing's client and its circuit breaker; an outage says so 
 
 from __future__ import annotations
 
-import re
+import logging
 from dataclasses import dataclass
 
 from billing.api.client import billing_client
+from desk.identifiers import identifier_lookups, whatsapp_digits
 
-# The contract's patterns (billing/openapi.yaml): a lookup that cannot match is never sent.
-_NATIONAL_ID = re.compile(r"^[VEJPG]-?[0-9]{5,9}(-?[0-9])?$")
-_PHONE = re.compile(r"^\+?[0-9]{7,15}$")
-_ACCOUNT = re.compile(r"^[0-9]{8}$")
-_SEPARATORS = re.compile(r"[\s.()\-]")
+logger = logging.getLogger(__name__)
 QUERY_MAX = 40
-MATCHED_BY_LABELS = {"account_number": "account number", "national_id": "cédula/RIF", "phone": "phone"}
+MATCHED_BY_LABELS = {"account_number": "account number", "national_id": "cédula/RIF", "phone": "phone",
+                     "whatsapp": "this conversation's WhatsApp number"}
 HOW_TO = "Type an account number (8 digits), a cédula or RIF (V-12345678, J-12345678-9) or a phone number."
 
 
 def customer_lookups(query: str) -> list[tuple[str, str]]:
     """Return the (identifier, value) lookups a typed query could be, most specific first; [] when none."""
-    typed = (query or "").strip().upper()
-    compact = re.sub(r"[\s.]", "", typed)
-    if _NATIONAL_ID.match(compact):
-        return [("national_id", compact)]
-    digits = _SEPARATORS.sub("", typed)
-    if not _PHONE.match(digits):
-        return []
-    lookups = []
-    bare = not digits.startswith("+")
-    if bare and _ACCOUNT.match(digits):
-        lookups.append(("account_number", digits))
-    if bare and 5 <= len(digits) <= 9:
-        lookups.append(("national_id", f"V-{digits}"))  # a Venezuelan cédula typed without its letter
-    lookups.append(("phone", digits))
-    return lookups
+    return identifier_lookups(query)
 
 
 @dataclass(frozen=True)
@@ -72,6 +56,13 @@ class CustomerSearch:
         return next((m for m in self.matches if m.id == customer_id), None)
 
 
+def _match(customer: dict, matched_by: str) -> CustomerMatch:
+    return CustomerMatch(id=customer["id"], name=customer.get("name", ""),
+                         account_number=customer.get("account_number", ""),
+                         national_id=customer.get("national_id", ""), phone=customer.get("phone", ""),
+                         status=customer.get("status", ""), matched_by=matched_by)
+
+
 UNAVAILABLE = ("Billing system unavailable: the customer cannot be looked up now. Try again in a minute; "
                "nothing was linked.")
 
@@ -90,9 +81,33 @@ def customer_search(query: str, *, billing=None) -> CustomerSearch:
             return CustomerSearch(query=query, state="unavailable", message=UNAVAILABLE)
         if result.ok:
             customer = result.data["customer"]
-            matches.setdefault(customer["id"], CustomerMatch(
-                id=customer["id"], name=customer.get("name", ""), account_number=customer.get("account_number", ""),
-                national_id=customer.get("national_id", ""), phone=customer.get("phone", ""),
-                status=customer.get("status", ""), matched_by=key))
+            matches.setdefault(customer["id"], _match(customer, key))
     message = "" if matches else f"No billing customer matches “{query}”."
     return CustomerSearch(query=query, state="ok", matches=tuple(matches.values()), message=message)
+
+
+def customer_search_whatsapp(wa_id: str, *, billing=None) -> CustomerSearch:
+    """Ask billing which customer has this WhatsApp number (the conversation's own); none is a valid answer."""
+    digits = whatsapp_digits(wa_id or "") or "".join(ch for ch in (wa_id or "") if ch.isdigit())
+    if not digits:
+        return CustomerSearch(query="", state="invalid", message="This conversation has no WhatsApp number.")
+    billing = billing or billing_client()
+    try:
+        result = billing.find_customer(whatsapp_id=digits)
+    except Exception:  # an offer on the page: its failure must not cost the page
+        logger.exception("whatsapp lookup of %s failed", digits)
+        return CustomerSearch(query=digits, state="unavailable", message=UNAVAILABLE)
+    if result.should_escalate:
+        return CustomerSearch(query=digits, state="unavailable", message=UNAVAILABLE)
+    if not result.ok:
+        return CustomerSearch(query=digits, state="ok", message="Billing has no customer for this number.")
+    return CustomerSearch(query=digits, state="ok", matches=(_match(result.data["customer"], "whatsapp"),))
+
+
+def whatsapp_offer(contact) -> CustomerMatch | None:
+    """Return the customer billing has for the contact's WhatsApp number when it is not the one linked yet."""
+    if contact.channel != "whatsapp" or not contact.wa_id:
+        return None
+    found = customer_search_whatsapp(contact.wa_id)
+    match = found.matches[0] if found.matches else None
+    return match if match and match.id != contact.customer_id else None

@@ -171,6 +171,10 @@ class Message(models.Model):
         return self.author == Message.Author.BOT and not payload.get("escalation_notice")
 
 
+# Lines the desk once appended to an escalation's detail when it closed; never the customer's words.
+SYSTEM_MARKERS = frozenset({"[resolved]", "[handed back]"})
+
+
 class Escalation(models.Model):
     class Status(models.TextChoices):
         OPEN = "open", "Open"
@@ -201,6 +205,13 @@ class Escalation(models.Model):
 
     def __str__(self):
         return f"{self.reason} on conversation {self.conversation_id}"
+
+    @property
+    def detail_shown(self) -> str:
+        """The detail as agents read it: without the "[resolved]" / "[handed back]" markers older versions
+        appended (how an escalation ended is an event in the thread, not something the customer wrote)."""
+        return "\n".join(line for line in self.detail.splitlines()
+                         if line.strip() not in SYSTEM_MARKERS).strip()
 
 
 class Event(models.Model):
@@ -339,6 +350,33 @@ class ComplaintSignal(models.Model):
 
     def __str__(self):
         return f"{self.get_certainty_display()} on message {self.message_id} ({self.source})"
+
+
+class AgentProfile(models.Model):
+    """How an agent takes escalations: available or away, and how many open conversations they hold at once.
+
+    Automatic assignment (desk/routing.py) hands a waiting escalation only to an available agent with room,
+    and locks these rows while it decides, so two assigners never give one agent more than their capacity.
+    """
+
+    class Status(models.TextChoices):
+        AVAILABLE = "available", "Available"
+        AWAY = "away", "Away"
+
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="desk_profile")
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.AWAY)
+    capacity = models.PositiveSmallIntegerField(null=True, blank=True,
+                                                help_text="Open conversations at once; empty: DESK_AGENT_CAPACITY.")
+    last_assigned_at = models.DateTimeField(null=True, blank=True,
+                                            help_text="When an escalation was last assigned to them automatically.")
+    status_changed_at = ClockDateTimeField(auto_now_add=True)
+
+    def __str__(self):
+        return f"{self.user} ({self.status})"
+
+    @property
+    def effective_capacity(self) -> int:
+        return self.capacity if self.capacity is not None else settings.DESK_AGENT_CAPACITY
 
 
 class Notification(models.Model):

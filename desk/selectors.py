@@ -6,7 +6,7 @@ import logging
 import re
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
-from decimal import Decimal
+from decimal import Decimal, InvalidOperation
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -14,12 +14,12 @@ from django.db.models import Count, F, Max, OuterRef, Prefetch, Q, QuerySet, Sub
 from django.utils import timezone
 
 from billing.answers.money import LANGUAGES, money_text
-from billing.api.client import billing_client
 from core import clock
 from core.fulltext import Matches, bilingual_query, newest_first
 from core.keyset import cursor_decode, cursor_encode, keyset_after, keyset_page
 from desk.disagreement import RULE_LABELS
 from desk.graph_errors import failure_explained
+from desk.identifiers import whatsapp_digits
 from desk.models import Attachment, ComplaintSignal, Contact, Conversation, Escalation, Event, Message
 from desk.reasons import reason_label
 from desk.storable import TEXT_MAX
@@ -94,7 +94,9 @@ class QueueCursor:
 
 def _last_inbound(field: str) -> Subquery:
     return Subquery(
-        Message.objects.filter(conversation=OuterRef("conversation_id"), direction=Message.Direction.INBOUND)
+        # What the customer wrote: WhatsApp's system notices (a number changed) are not the customer's words.
+        Message.objects.filter(conversation=OuterRef("conversation_id"), direction=Message.Direction.INBOUND,
+                               author=Message.Author.CUSTOMER)
         .order_by("-created_at", "-pk")
         .values(field)[:1]
     )
@@ -167,12 +169,18 @@ def escalation_queue(*, agent, filters: QueueFilters, after: QueueCursor | None 
     return queue[:limit] if limit is not None else queue
 
 
-def _search(term: str) -> Q:
-    """Match a contact by name, WhatsApp number (any punctuation) or billing customer id."""
+def _search(term: str, customer_ids: tuple[str, ...] = ()) -> Q:
+    """Match a contact by name, WhatsApp number (local, national or international form, any punctuation),
+    billing customer id, or one of `customer_ids` (billing's answer for an account number or cédula/RIF)."""
     match = Q(name__icontains=term) | Q(customer_id__iexact=term)
+    phone = whatsapp_digits(term)
+    if phone:
+        match |= Q(wa_id=phone)
     digits = re.sub(r"\D", "", term)
     if len(digits) >= 4:
         match |= Q(wa_id__contains=digits)
+    if customer_ids:
+        match |= Q(customer_id__in=customer_ids)
     return match
 
 
@@ -235,11 +243,12 @@ def message_search(*, text: str, after: str = "",
     return keyset_page(rows, after=after, size=size)
 
 
-def contacts_matching(*, term: str, limit: int = CONTACTS_SHOWN) -> list[Contact]:
+def contacts_matching(*, term: str, customer_ids: tuple[str, ...] = (),
+                      limit: int = CONTACTS_SHOWN) -> list[Contact]:
     """Return the contacts whose name, WhatsApp number or customer id matches `term` (as the queue's search),
-    each with how many conversations it has."""
-    return list(Contact.objects.filter(_search(term)).annotate(conversation_count=Count("conversations"))
-                .order_by("name", "pk")[:limit])
+    or who are linked to one of `customer_ids`, each with how many conversations it has."""
+    return list(Contact.objects.filter(_search(term, customer_ids))
+                .annotate(conversation_count=Count("conversations")).order_by("name", "pk")[:limit])
 
 
 def contact_conversations(*, contact: Contact) -> list[Conversation]:
@@ -263,6 +272,7 @@ class ThreadEntry:
     at: datetime
     message: Message | None = None
     event: Event | None = None
+    language: str = "es"  # the contact's: amounts in the thread are written as the account panel writes them
 
     @property
     def is_note(self) -> bool:
@@ -336,7 +346,9 @@ class ThreadEntry:
             "reopened": f"reopened{by}" if event.actor else (
                 "reopened by the customer's message, "
                 + ("for a person to answer" if detail.get("to") == "human" else "back to the bot")),
-            "assigned": f"assigned to {detail.get('assignee', '?')}{by}",
+            "assigned": f"assigned to {detail.get('assignee', '?')}"
+                        + (" automatically (the available agent with the most room)" if detail.get("automatic")
+                           else by),
             "note": f"private note{by}",
             "verified_wrong": f"bot answer marked verified wrong{by}: {detail.get('reason', '')}",
             "complaint_marked": f"customer complaint about a bot answer marked{by}",
@@ -347,7 +359,7 @@ class ThreadEntry:
                                + (f", instead of {detail['previous']}" if detail.get("previous") else ""),
             "customer_unlinked": f"unlinked from billing customer {detail.get('customer_id', '?')}{by}",
             "number_changed": f"number changed from {detail.get('from') or '?'} to {detail.get('to') or '?'}",
-            **_credit_note_labels(detail, by),
+            **_credit_note_labels(detail, by, self.language),
             "satisfaction_asked": "satisfaction question sent to the customer (Good / Okay / Bad)",
             "satisfaction_answered": "Customer rated the help: "
                                      + {"good": "Good", "okay": "Okay", "bad": "Bad"}.get(str(detail.get("answer")),
@@ -364,15 +376,24 @@ def _send_failed_label(detail: dict) -> str:
     return f"sending failed: {said}" + (f" — {sentence}" if sentence else "")
 
 
-def _credit_note_labels(detail: dict, by: str) -> dict[str, str]:
+def _event_money(detail: dict, language: str) -> str:
+    """The event's amount in the one money notation (as recorded when it cannot be read)."""
+    try:
+        return money_text(Decimal(str(detail.get("amount"))), str(detail.get("currency") or ""),
+                          language if language in LANGUAGES else "es")
+    except (InvalidOperation, ValueError):
+        return f"{detail.get('amount', '?')} {detail.get('currency', '')}".strip()
+
+
+def _credit_note_labels(detail: dict, by: str, language: str = "es") -> dict[str, str]:
     """The thread's lines for a credit note's life: proposed, approved, rejected, sent, failed, retried."""
-    what = (f"credit note of {detail.get('amount', '?')} {detail.get('currency', '')} on invoice "
-            f"{detail.get('invoice_id', '?')}")
+    money = _event_money(detail, language)
+    what = f"credit note of {money} on invoice {detail.get('invoice_id', '?')}"
     whose = "the bot's" if detail.get("by_bot") else "the"
 
-    def decided(verb: str) -> str:  # "Supervisor sol approved the credit note for USD 162.40 on invoice F-1"
-        return (f"Supervisor{by.removeprefix(' by')} {verb} {whose} credit note for {detail.get('currency', '')} "
-                f"{detail.get('amount', '?')} on invoice {detail.get('invoice_id', '?')}")
+    def decided(verb: str) -> str:  # "Supervisor sol approved the credit note for USD 162,40 on invoice F-1"
+        return (f"Supervisor{by.removeprefix(' by')} {verb} {whose} credit note for {money} on invoice "
+                f"{detail.get('invoice_id', '?')}")
     return {
         "credit_note_proposed": f"{what} proposed{by}: {detail.get('reason', '')}",
         "credit_note_approved": f"{decided('approved')}",
@@ -391,8 +412,9 @@ def conversation_thread(*, conversation: Conversation) -> list[ThreadEntry]:
         .order_by("created_at", "pk")
     )
     events = conversation.events.select_related("actor").order_by("created_at", "pk")
-    entries = [ThreadEntry(at=m.created_at, message=m) for m in messages]
-    entries += [ThreadEntry(at=e.created_at, event=e) for e in events]
+    language = conversation.contact.language
+    entries = [ThreadEntry(at=m.created_at, message=m, language=language) for m in messages]
+    entries += [ThreadEntry(at=e.created_at, event=e, language=language) for e in events]
     # A message and the event it caused share a transaction; the message reads first.
     entries.sort(key=lambda entry: (entry.at, 0 if entry.message else 1))
     return entries
@@ -452,67 +474,6 @@ def thread_version(*, conversation: Conversation) -> str:
     parts = [messages.pop("last"), messages.pop("wrong"), *messages.values(), events["last"], files["n"],
              int(files["last"].timestamp() * 1000) if files["last"] else 0]
     return ".".join(str(part or 0) for part in parts)
-
-
-@dataclass(frozen=True)
-class PaymentRow:
-    """One payment as the account panel lists it, its amount already written for the contact."""
-
-    date: str
-    amount: str
-    method: str
-    status: str
-
-
-@dataclass(frozen=True)
-class AccountSummary:
-    """What the desk shows of a subscriber's billing account; `state` says whether there is anything.
-
-    Amounts come written in the contact's language (`plan_price`, `invoice_total`, each payment's
-    `amount`), in billing's one money notation: `Bs. 3.248,00`, `USD 40,60`.
-    """
-
-    state: str  # ok | unavailable | not_found | unidentified
-    customer: dict | None = None
-    plan: dict | None = None
-    invoice: dict | None = None
-    payments: tuple[PaymentRow, ...] = ()
-    error: str = ""
-    plan_price: str = ""
-    invoice_total: str = ""
-
-
-def account_summary(*, customer_id: str, language: str = "es", payments: int = 3) -> AccountSummary:
-    """Ask the billing capability for the plan, current invoice and last payments of a customer.
-
-    `language` is the contact's; one billing cannot write falls back to Spanish, the contacts' default.
-    """
-    if not customer_id:
-        return AccountSummary(state="unidentified")
-    try:
-        result = billing_client().account_summary(customer_id)
-    except Exception:  # the panel must not take the conversation page down with it
-        logger.exception("account summary for %s failed", customer_id)
-        return AccountSummary(state="unavailable")
-    if result.should_escalate:
-        return AccountSummary(state="unavailable", error=result.error.code if result.error else "")
-    if not result.ok:
-        return AccountSummary(state="not_found", error=result.error.message if result.error else "")
-    language = language if language in LANGUAGES else "es"
-
-    def money(payload: dict) -> str:
-        return money_text(Decimal(payload["amount"]), payload["currency"], language)
-
-    data = result.data
-    plan = (data.get("plan") or {}).get("plan")
-    invoice = data.get("current_invoice")
-    return AccountSummary(
-        state="ok", customer=data.get("customer"), plan=plan, invoice=invoice,
-        payments=tuple(PaymentRow(p["date"], money(p["amount"]), p["method"], p["status"])
-                       for p in (data.get("payments") or [])[:payments]),
-        plan_price=money(plan["price"]) if plan else "",
-        invoice_total=money(invoice["total"]) if invoice else "",
-    )
 
 
 def attachments_of(*, message_ids) -> dict[int, Attachment]:

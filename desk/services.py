@@ -11,14 +11,13 @@ from functools import partial
 
 from django.db import transaction
 from kombu.exceptions import OperationalError as BrokerError
-from django.db.models import F, Value
-from django.db.models.functions import Concat
 
 from core import clock
 from core.tasks import task_queue
 from desk import rules
 from desk.access import conversation_verdict, require_desk_worker
-from desk.identify import customer_search
+from desk.capacity import assignment_queue_on_commit
+from desk.identify import customer_search, customer_search_whatsapp
 from desk.media import CheckedUpload, attachment_bytes, attachment_store_outgoing
 from desk.models import Attachment, Contact, Conversation, Escalation, Event, Message, MessageTemplate
 from desk.satisfaction import satisfaction_ask
@@ -97,6 +96,7 @@ def conversation_escalate(
             kind="text", text=notice, status=Message.Status.QUEUED, payload={"escalation_notice": True},
         )
         _deliver_on_commit(message)
+    assignment_queue_on_commit()  # an available agent with room gets it
     return escalation
 
 
@@ -376,14 +376,15 @@ def conversation_assign(*, conversation_id: int, actor, assignee) -> Conversatio
     conversation.save(update_fields=["assignee", "handler", "updated_at"])
     conversation.escalations.filter(status=Escalation.Status.OPEN).update(status=Escalation.Status.TAKEN)
     _event(conversation, actor, "assigned", assignee=assignee.get_username())
+    assignment_queue_on_commit()  # the previous holder has room again
     return conversation
 
 
-def _close_escalations(conversation, how: str) -> None:
+def _close_escalations(conversation) -> None:
+    # How it ended is the thread's event (resolved, handed back), never a marker in the bot's detail: the
+    # detail says what the customer wrote and what the bot found, and is shown as such.
     conversation.escalations.filter(status__in=[Escalation.Status.OPEN, Escalation.Status.TAKEN]).update(
-        status=Escalation.Status.RESOLVED, resolved_at=clock.now(),
-        detail=Concat(F("detail"), Value(f"\n[{how}]")),
-    )
+        status=Escalation.Status.RESOLVED, resolved_at=clock.now())
 
 
 @transaction.atomic
@@ -396,8 +397,9 @@ def conversation_hand_back(*, conversation_id: int, agent) -> Conversation:
     conversation.assignee = None
     conversation.pending_clarification = {}  # asked before a person took over: not what the customer answers now
     conversation.save(update_fields=["handler", "assignee", "pending_clarification", "updated_at"])
-    _close_escalations(conversation, "handed back")
+    _close_escalations(conversation)
     _event(conversation, agent, "handed_back")
+    assignment_queue_on_commit()  # the holder has room again
     return conversation
 
 
@@ -409,8 +411,9 @@ def conversation_resolve(*, conversation_id: int, agent) -> Conversation:
     _allow(rules.Action.RESOLVE, agent, conversation)
     conversation.status = Conversation.Status.RESOLVED
     conversation.save(update_fields=["status", "updated_at"])
-    _close_escalations(conversation, "resolved")
+    _close_escalations(conversation)
     _event(conversation, agent, "resolved")
+    assignment_queue_on_commit()  # the holder has room again
     asked = satisfaction_ask(conversation=conversation)  # once per conversation, when a person handled it
     if asked is not None:
         _deliver_on_commit(asked.question)
@@ -429,20 +432,29 @@ def conversation_reopen(*, conversation_id: int, agent) -> Conversation:
     return conversation
 
 
-def contact_customer_link(*, conversation_id: int, agent, customer_id: str, query: str, billing=None) -> Contact:
-    """Link the conversation's contact to the billing customer an agent picked from a search for `query`.
+def contact_customer_link(*, conversation_id: int, agent, customer_id: str, query: str = "", billing=None,
+                          via_whatsapp: bool = False) -> Contact:
+    """Link the conversation's contact to the billing customer an agent picked from a search for `query`
+    (or, `via_whatsapp`, the one billing has for the conversation's WhatsApp number).
 
     The search runs again here (outside the lock: billing may be slow), so only a customer billing
     matches now can be linked. The contact's customer_id is what the account panel, credit notes and
-    the bot's next turns read.
+    the bot's next turns read. A second click finds it linked already (Unchanged).
     """
     require_desk_worker(agent)
-    found = customer_search(query, billing=billing)
+    if via_whatsapp:
+        wa_id = Conversation.objects.filter(pk=conversation_id).values_list("contact__wa_id", flat=True).get()
+        found = customer_search_whatsapp(wa_id, billing=billing)
+    else:
+        found = customer_search(query, billing=billing)
     if found.state != "ok":
         raise DeskActionError(found.message)
     match = found.match(customer_id)
     if match is None:
-        raise DeskActionError(f"Billing no longer matches customer {customer_id} to “{found.query}”: search again.")
+        raise DeskActionError(f"Billing no longer matches customer {customer_id} to “{found.query}”: search again."
+                              if not via_whatsapp else
+                              f"Billing no longer has customer {customer_id} for this WhatsApp number: search "
+                              "by account number, cédula or phone instead.")
     with transaction.atomic():
         conversation = _locked(conversation_id)
         _allow(rules.Action.LINK, agent, conversation)

@@ -6,6 +6,7 @@ from celery import shared_task
 from django.conf import settings
 
 from core.tasks import queue_backlog
+from desk.capacity import escalations_assign_waiting
 from desk.delivery import undelivered_requeue
 from desk.media import media_fetch
 from desk.services import outbound_deliver
@@ -22,6 +23,12 @@ def requeue_undelivered() -> int:
     """Queue again the delivery of replies still waiting to be sent (run by Celery beat)."""
     return len(undelivered_requeue(queue=deliver_outbound.delay, backlog=queue_backlog(),
                                    min_age=dt.timedelta(seconds=settings.DESK_REDELIVER_AFTER_S)))
+
+
+@shared_task(name="desk.assign_waiting", ignore_result=True)
+def assign_waiting() -> int:
+    """Hand waiting escalations to available agents with room (queued after every change that frees room)."""
+    return len(escalations_assign_waiting())
 
 
 @shared_task(name="desk.fetch_media", acks_late=True, ignore_result=True)

@@ -1,7 +1,7 @@
 from django.urls import path
 
 from desk import webhooks
-from desk.views import chat, conversation, credit_notes, files, inbox, notifications, search, templates
+from desk.views import chat, conversation, credit_notes, files, inbox, notifications, search, team, templates
 
 app_name = "desk"
 urlpatterns = [
@@ -10,6 +10,10 @@ urlpatterns = [
     path("chat/reset/", chat.chat_reset, name="chat_reset"),
     path("desk/", inbox.queue, name="queue"),
     path("desk/search/", search.search, name="search"),
+    path("desk/status/", team.agent_status, name="agent_status"),
+    path("desk/team/", team.team, name="team"),
+    path("desk/team/<int:user_id>/capacity/", team.agent_capacity, name="agent_capacity"),
+    path("desk/team/conversations/<int:conversation_id>/reassign/", team.team_reassign, name="team_reassign"),
     path("desk/contacts/<int:contact_id>/", search.contact, name="contact"),
     path("desk/conversations/<int:conversation_id>/", conversation.conversation_detail, name="conversation"),
     path("desk/conversations/<int:conversation_id>/thread/", conversation.conversation_thread_part,

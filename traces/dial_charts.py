@@ -13,7 +13,10 @@ from dataclasses import dataclass, field
 from traces.rollup_stats import Proportion
 
 WIDTH, HEIGHT = 720, 240
-LEFT, RIGHT, TOP, BOTTOM = 44, 12, 14, 30
+# Room for the labels at the size a phone needs: at 390 px the chart is drawn at about half its size, so its
+# labels are set at 23 units there (app.css) to read at ~10 px; the y labels ("100%") need ~60 units on the
+# left, and the last date, centred on the right edge of the plot, half its width (~35) on the right.
+LEFT, RIGHT, TOP, BOTTOM = 64, 36, 16, 38
 PALETTE = ("#3b6ea5", "#a5553b", "#6a8f3b", "#8a5aa5", "#b08a2e", "#3b9a9a", "#a53b6e", "#666666")
 
 

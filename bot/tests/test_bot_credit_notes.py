@@ -116,11 +116,11 @@ def test_approval_notifies_the_desk_and_adds_the_line(pinned, healthy_billing, m
     request = CreditNoteRequest.objects.get(conversation=conversation)
     cn.credit_note_approve(request=request, supervisor=sol)
     [note] = notifications_open(user=ana)  # nobody holds the conversation: the whole desk is told
-    assert note.recipient is None and "Supervisor sol approved the bot's credit note for USD 162.40" in note.text
+    assert note.recipient is None and "Supervisor sol approved the bot's credit note for USD 162,40" in note.text
     assert note.url.endswith(f"?tell={request.pk}#composer")
     from desk.selectors import conversation_thread
     lines = [entry.event_label for entry in conversation_thread(conversation=conversation) if entry.event]
-    assert any(line.startswith("Supervisor sol approved the bot's credit note for USD 162.40") for line in lines)
+    assert any(line.startswith("Supervisor sol approved the bot's credit note for USD 162,40") for line in lines)
 
 
 def test_approval_of_a_held_conversation_notifies_its_holder_only(pinned, healthy_billing, make_staff):

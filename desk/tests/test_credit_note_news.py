@@ -56,7 +56,7 @@ def test_outside_the_24_hour_window_the_panel_says_a_template_is_needed(people, 
     Conversation.objects.filter(pk=conversation.pk).update(last_inbound_at=clock.now() - dt.timedelta(hours=30))
     client.force_login(people["ana"])
     page = client.get(f"/desk/conversations/{conversation.pk}/").content.decode()
-    assert "Un supervisor aprobó la corrección de 5,00 USD en tu factura F-1001-202610" in page
+    assert "Un supervisor aprobó la corrección de USD 5,00 en tu factura F-1001-202610" in page
     assert "telling them needs a template message" in page
     assert "Put it in the reply" not in page
 

@@ -1,5 +1,6 @@
 """Credit notes: an agent proposes, a supervisor approves, the in-process billing simulator gets one note."""
 
+import re
 import threading
 from decimal import Decimal
 
@@ -7,6 +8,7 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
+from billing.answers.money import money_text
 from billing.api.client import billing_client
 from desk import credit_notes as cn
 from desk.models import CreditNoteRequest, Event
@@ -14,6 +16,11 @@ from tests.support.factories import conversation_start, escalated, events_of, in
 
 pytestmark = pytest.mark.django_db
 HTMX = {"HTTP_HX_REQUEST": "true"}
+
+
+def usd(amount) -> str:
+    """An amount of dollars in the desk's one money notation for a Spanish-speaking contact: USD 23,20."""
+    return money_text(Decimal(amount), "USD", "es")
 
 
 def _invoices_of(customer_id):
@@ -25,8 +32,9 @@ def _invoices_of(customer_id):
 
 
 _PREVIOUS, _CURRENT = _invoices_of("C-1001")
-INVOICE = _PREVIOUS.id  # the invoice before the current one (F-1001-202610 on 2026-11-20: 23.20 USD)
+INVOICE = _PREVIOUS.id  # the invoice before the current one (F-1001-202610 on 2026-11-20: USD 23,20)
 TOTAL = f"{_PREVIOUS.total.amount:.2f}"
+TOTAL_SHOWN = usd(_PREVIOUS.total.amount)  # as the desk writes it for the Spanish-speaking contact: USD 23,20
 OVER_TOTAL = f"{_PREVIOUS.total.amount + Decimal('0.01'):.2f}"
 CURRENT = _CURRENT.id
 
@@ -78,7 +86,7 @@ def test_an_agent_proposes_a_credit_note_checked_against_billing(people, healthy
 @pytest.mark.parametrize("overrides, message", [
     ({"invoice_id": "F-1002-202610"}, "Invoice F-1002-202610 is not one of C-1001's invoices."),
     ({"invoice_id": "F-1001-199901"}, "is not one of C-1001's invoices"),
-    ({"amount": OVER_TOTAL}, f"its total is {TOTAL} USD"),
+    ({"amount": OVER_TOTAL}, f"its total is {TOTAL_SHOWN}"),
     ({"amount": "0"}, "above zero"),
     ({"amount": "-3"}, "above zero"),
     ({"amount": "1.005"}, "two decimals"),
@@ -100,7 +108,8 @@ def test_a_proposal_that_billing_does_not_back_is_refused_and_nothing_is_saved(
 def test_the_whole_invoice_may_be_credited_but_not_twice(people, healthy_billing):
     conversation = escalated().conversation
     propose(conversation, people["ana"], amount=TOTAL)
-    with pytest.raises(cn.CreditNoteError, match=r"23\.20 USD are already requested on it \(0\.00 left\)"):
+    with pytest.raises(cn.CreditNoteError,
+                       match=re.escape(f"{TOTAL_SHOWN} are already requested on it (USD 0,00 left)")):
         propose(conversation, people["ana"], amount="1.00", reason="another reason")
     assert CreditNoteRequest.objects.count() == 1
 
@@ -320,9 +329,9 @@ def test_the_conversation_page_offers_the_customers_invoices_and_lists_the_reque
     page = browser_for(people["ana"]).get(path).content.decode()
     panel = page.split('id="credit-notes"')[1].split("</section>")[0]
     assert "Propose a credit note" in panel
-    assert f'<option value="{CURRENT}">{_CURRENT.period} · {CURRENT} · {_CURRENT.total.amount:.2f} USD' in panel
-    assert f"{TOTAL} USD" in panel
-    assert "Pending approval" in panel and "3.50 USD" in panel and "Late technician visit" in panel
+    assert f'<option value="{CURRENT}">{_CURRENT.period} · {CURRENT} · {usd(_CURRENT.total.amount)}' in panel
+    assert TOTAL_SHOWN in panel  # the contact's notation
+    assert "Pending approval" in panel and "USD 3,50" in panel and "Late technician visit" in panel
 
 
 def test_analysts_do_not_see_the_credit_note_panel(people, healthy_billing):
@@ -339,7 +348,7 @@ def test_proposing_over_http_without_javascript(people, healthy_billing):
     assert response.status_code == 302 and response.url.endswith("#credit-notes")
     assert CreditNoteRequest.objects.get().proposed_by == people["ana"]
     page = browser.get(response.url).content.decode()
-    assert f"Credit note of 5.00 USD on {INVOICE} proposed" in page
+    assert f"Credit note of USD 5,00 on {INVOICE} proposed" in page
 
 
 def test_a_refused_proposal_keeps_the_input_and_says_why(people, healthy_billing):
@@ -348,7 +357,7 @@ def test_a_refused_proposal_keeps_the_input_and_says_why(people, healthy_billing
                     {"invoice": INVOICE, "amount": "99.00", "currency": "USD", "reason": "Outage <b>x</b>"})
     page = response.content.decode()
     assert response.status_code == 400
-    assert f"its total is {TOTAL} USD" in page
+    assert f"its total is {TOTAL_SHOWN}" in page
     assert 'value="99.00"' in page and "Outage &lt;b&gt;x&lt;/b&gt;</textarea>" in page
     assert f'<option value="{INVOICE}" selected>' in page
     assert not CreditNoteRequest.objects.exists()
@@ -546,9 +555,10 @@ def test_the_proposer_sees_the_decision_in_the_thread_and_in_my_proposals(people
     cn.credit_note_reject(request=rejected, supervisor=people["tom"], note="Not covered by the policy")
     ana = browser_for(people["ana"])
     thread = ana.get(reverse("desk:conversation", args=[conversation.pk])).content.decode()
-    assert f"Supervisor sol approved the credit note for USD 5.00 on invoice {INVOICE}" in thread
-    assert f"Supervisor tom rejected the credit note for USD 2.00 on invoice {INVOICE}: Not covered by the policy" in thread
-    assert f"credit note of 5.00 USD on invoice {INVOICE} sent to billing, which filed it as" in thread
+    assert f"Supervisor sol approved the credit note for USD 5,00 on invoice {INVOICE}" in thread
+    assert (f"Supervisor tom rejected the credit note for USD 2,00 on invoice {INVOICE}: Not covered by the policy"
+            in thread)
+    assert f"credit note of USD 5,00 on invoice {INVOICE} sent to billing, which filed it as" in thread
     mine = ana.get(reverse("desk:credit_notes")).content.decode()
     assert "Waiting for approval" not in mine  # an agent sees only their own proposals
     row = mine.split(f'id="my-credit-note-{rejected.pk}"')[1].split("</tr>")[0]
@@ -564,3 +574,35 @@ def test_the_admin_lists_credit_note_requests_read_only(admin_client, people, he
     page = admin_client.get("/admin/desk/creditnoterequest/")
     assert page.status_code == 200 and INVOICE in page.content.decode()
     assert admin_client.get("/admin/desk/creditnoterequest/add/").status_code == 403
+
+
+# The proposer hears the decision ---------------------------------------------------------------
+
+@pytest.mark.parametrize("decision", ["approve", "reject"])
+def test_the_proposer_is_told_the_decision_in_the_desk_header(people, healthy_billing, decision,
+                                                              django_capture_on_commit_callbacks):
+    from desk.models import Notification
+
+    conversation = escalated().conversation
+    request = propose(conversation, people["ana"], amount="3.50")
+    with django_capture_on_commit_callbacks(execute=True):
+        if decision == "approve":
+            cn.credit_note_approve(request=request, supervisor=people["sol"])
+        else:
+            cn.credit_note_reject(request=request, supervisor=people["sol"], note="Not covered by the policy")
+    told = Notification.objects.get(recipient=people["ana"])
+    verb = "approved" if decision == "approve" else "rejected"
+    # one notation: the amount as the thread and the account panel write it for the (Spanish-speaking) contact
+    assert told.text.startswith(f"Supervisor sol {verb} the credit note for USD 3,50 on invoice {INVOICE}")
+    assert not Notification.objects.filter(recipient=people["sol"]).exists()
+    ana = browser_for(people["ana"])
+    header = ana.get(reverse("desk:queue")).content.decode().split('id="notifications"')[1].split("</header>")[0]
+    assert told.text in header
+    thread = ana.get(told.url).content.decode().split('id="thread"')[1]
+    assert f"Supervisor sol {verb} the credit note for USD 3,50 on invoice {INVOICE}" in thread
+    dismissed = post(ana, reverse("desk:notification_dismiss", args=[told.pk]))
+    assert dismissed.status_code == 302
+    told.refresh_from_db()
+    assert told.dismissed_at is not None and told.dismissed_by == people["ana"]
+    assert told.text not in ana.get(reverse("desk:queue")).content.decode()
+    assert post(browser_for(people["tom"]), reverse("desk:notification_dismiss", args=[told.pk])).status_code == 404

@@ -27,12 +27,12 @@ HTMX = {"HTTP_HX_REQUEST": "true"}
 
 
 @pytest.mark.parametrize(("typed", "lookups"), [
-    ("69578956", [("account_number", "69578956"), ("national_id", "V-69578956"), ("phone", "69578956")]),
+    ("69578956", [("account_number", "69578956"), ("national_id", "V-69578956")]),
     ("v-26.042.465", [("national_id", "V-26042465")]),
     ("J-12345678-9", [("national_id", "J-12345678-9")]),
-    ("26042465 ", [("account_number", "26042465"), ("national_id", "V-26042465"), ("phone", "26042465")]),
+    ("26042465 ", [("account_number", "26042465"), ("national_id", "V-26042465")]),
     ("+58 426-446 8662", [("phone", "+584264468662")]),
-    ("0426-4468662", [("phone", "04264468662")]),
+    ("0426-4468662", [("phone", "+584264468662")]),
     ("Marisol", []), ("", []), ("12", []), ("V-1", []),
 ])
 def test_what_a_typed_query_is_looked_up_as(typed, lookups):
@@ -177,3 +177,26 @@ def test_roles_that_do_not_work_the_desk_cannot_search_or_link(make_staff, healt
     assert browser.post(reverse("desk:customer_link", args=[conversation.pk]),
                         {"customer_id": MARISOL, "q": "69578956"}).status_code == 403
     assert Contact.objects.get(pk=conversation.contact_id).customer_id == ""
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("typed", ["69578956", "V-26.042.465", "v26042465", "0426-4468662", "04264468662",
+                                   "+58 426 446 8662", "584264468662", "Marisol"])
+def test_customer_search_finds_the_contact_by_any_identifier(make_staff, healthy_billing, typed):
+    browser, _ = staff_browser(make_staff, "ana", "agent")
+    conversation = conversation_start(name="Marisol", channel="whatsapp", wa_id="584264468662",
+                                      customer_id=MARISOL)
+    conversation_start(name="Someone else", channel="whatsapp", wa_id="584121112233", customer_id="C-1002")
+    page = browser.get(reverse("desk:search"), {"q": typed}).content.decode()
+    found = page.split('id="contact-results"')[1].split("</section>")[0]
+    assert reverse("desk:contact", args=[conversation.contact_id]) in found and "Someone else" not in found
+
+
+@pytest.mark.django_db
+def test_customer_search_with_billing_down_says_so_and_still_finds_by_phone(make_staff, healthy_billing):
+    browser, _ = staff_browser(make_staff, "ana", "agent")
+    conversation_start(name="Marisol", channel="whatsapp", wa_id="584264468662", customer_id=MARISOL)
+    healthy_billing.set_fault("503")
+    page = browser.get(reverse("desk:search"), {"q": "69578956"}).content.decode()
+    assert "Billing system unavailable: account numbers and cédulas cannot be looked up now." in page
+    assert "Marisol" in browser.get(reverse("desk:search"), {"q": "0426-446 8662"}).content.decode()

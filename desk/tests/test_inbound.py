@@ -316,10 +316,10 @@ def test_a_message_arriving_while_an_agent_resolves_reopens_and_the_thread_says_
     resolving, release, errors = threading.Event(), threading.Event(), []
     close_escalations = services._close_escalations
 
-    def resolve_held_open(conversation, how):  # the resolve holds the row lock, not yet committed
+    def resolve_held_open(conversation):  # the resolve holds the row lock, not yet committed
         resolving.set()
         release.wait(timeout=30)
-        return close_escalations(conversation, how)
+        return close_escalations(conversation)
 
     monkeypatch.setattr(services, "_close_escalations", resolve_held_open)
     resolve = in_thread(lambda: services.conversation_resolve(conversation_id=conversation.pk, agent=ana),

@@ -16,15 +16,15 @@ from django.views.decorators.http import require_GET, require_POST
 from core import params
 from desk import complaints, rules, services
 from desk.access import access_conversation, conversation_verdict, may_supervise_desk, may_work_desk
+from desk.account import account_summary
 from desk.composer import TemplateComposer, template_composer, typed_values
 from desk.credit_notes import credit_note_panel
 from desk.forms import AssignForm, MarkWrongForm, NoteForm, ReplyForm
-from desk.identify import CustomerSearch, customer_search
+from desk.identify import CustomerSearch, customer_search, whatsapp_offer
 from desk.media_types import size_label
 from desk.models import CannedReply, Conversation, Message
 from desk.reasons import reason_label
 from desk.selectors import (
-    account_summary,
     conversation_escalation,
     conversation_thread,
     escalation_attachments,
@@ -119,9 +119,15 @@ def page_context(request, conversation: Conversation, **work) -> dict:
         context["account"] = account_summary(customer_id=conversation.contact.customer_id,
                                              language=conversation.contact.language)
         context["credit"] = credit_note_panel(conversation=conversation)
+        context["offer"] = _offer(conversation, context["may"])
         if not context["composer_text"]:
             context["composer_text"] = _prefill(request, context)
     return context
+
+
+def _offer(conversation: Conversation, may: dict):
+    """The customer billing has for this conversation's WhatsApp number, when the user may link it."""
+    return whatsapp_offer(conversation.contact) if may["link"].allowed else None
 
 
 def _with_next(request, context: dict) -> dict:
@@ -315,9 +321,10 @@ def identify(request, conversation_id):
     if query.error:
         search = CustomerSearch(query="", state="invalid", message=query.error)
     if request.htmx:
+        may = _verdicts(request.user, conversation)
         return render(request, "desk/conversation.html#identify", {
-            "conversation": conversation, "contact": conversation.contact, "search": search,
-            "may": _verdicts(request.user, conversation)})
+            "conversation": conversation, "contact": conversation.contact, "search": search, "may": may,
+            "offer": _offer(conversation, may)})
     context = page_context(request, conversation)
     context["search"] = search
     return render(request, "desk/conversation.html", context, status=400 if query.error else 200)
@@ -330,11 +337,13 @@ def customer_link(request, conversation_id):
     access_conversation(request.user, conversation_id, write=True)
     customer_id = params.text(request.POST.get("customer_id"), label="The customer", max_length=64)
     query = params.text(request.POST.get("q"), label="The search", max_length=100)
+    via_whatsapp = request.POST.get("via") == "whatsapp"
     problem = customer_id.error or query.error or ("" if customer_id.value else "Pick a customer to link.")
     if problem:
         return _after_action(request, conversation_id, error=problem, status=400)
     return _run(request, conversation_id, lambda: services.contact_customer_link(
-        conversation_id=conversation_id, agent=request.user, customer_id=customer_id.value, query=query.value),
+        conversation_id=conversation_id, agent=request.user, customer_id=customer_id.value,
+        query=query.value or "", via_whatsapp=via_whatsapp),
         done=f"Linked to billing customer {customer_id.value}. The account panel, credit notes and the bot "
              "now use this customer.")
 

@@ -69,9 +69,7 @@ def credit_note_propose(request, conversation_id):
         return _panel_answer(request, conversation, values=values, error=str(exc), status=409)
     except cn.CreditNoteError as exc:
         return _panel_answer(request, conversation, values=values, error=str(exc), status=400)
-    return _panel_answer(request, conversation, notice=(
-        f"Credit note of {proposal.amount:.2f} {proposal.currency} on {proposal.invoice_id} proposed; "
-        "a supervisor approves it."))
+    return _panel_answer(request, conversation, notice=cn.proposal_notice(proposal))
 
 
 # The approvers' page -----------------------------------------------------------------------------

@@ -10,7 +10,7 @@ from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from core import clock
-from desk.access import may_work_desk
+from desk.access import may_supervise_desk, may_work_desk
 from desk.channel import MEDIA_KINDS
 from desk.forms import QueueFilterForm
 from desk.selectors import (
@@ -78,7 +78,7 @@ def queue(request):
         "counts": counts, "counts_total": sum(c["total"] for c in counts),
         "views": VIEWS, "view_counts": view_counts(agent=request.user), "view_query": view_query.urlencode(),
         "problems": form.problems(),
-        "amber_minutes": amber, "red_minutes": red,
+        "amber_minutes": amber, "red_minutes": red, "supervises": may_supervise_desk(request.user),
     }
     template = "desk/queue.html#rows" if request.htmx else "desk/queue.html"
     return render(request, template, context)

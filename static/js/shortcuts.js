@@ -28,37 +28,52 @@
     if (form.requestSubmit) form.requestSubmit(); else form.submit();
   }
 
-  // j / k / Enter over the rows of a list; the current row survives the list being polled and swapped.
-  var currentHref = null;
+  // j / k / Enter over the rows of a list. The current row is remembered by its id, so it survives the list
+  // being polled and swapped (the inbox's #rows every 5 s): the new copy of that row is marked again, and a
+  // row that left the list is no longer current (Enter never opens a row the agent cannot see).
+  var currentId = null;
 
   function rows() {
     var list = document.querySelector("[data-shortcut-list]");
     return list ? Array.prototype.slice.call(list.querySelectorAll("[data-href]")) : [];
   }
 
-  function mark(all, index) {
-    all.forEach(function (row, i) { row.classList.toggle("kb-current", i === index); });
-    if (index >= 0) {
-      currentHref = all[index].getAttribute("data-href");
-      all[index].setAttribute("aria-current", "true");
-      if (all[index].scrollIntoView) all[index].scrollIntoView({ block: "nearest" });
-    }
+  function mark(all, index, scroll) {
+    all.forEach(function (row, i) {
+      row.classList.toggle("kb-current", i === index);
+      if (i === index) row.setAttribute("aria-current", "true"); else row.removeAttribute("aria-current");
+    });
+    currentId = index >= 0 ? all[index].id || null : null;
+    if (index >= 0 && scroll && all[index].scrollIntoView) all[index].scrollIntoView({ block: "nearest" });
+  }
+
+  function indexOfCurrent(all) {
+    if (!currentId) return -1;
+    return all.findIndex(function (row) { return row.id === currentId; });
   }
 
   function move(step) {
     var all = rows();
     if (!all.length) return false;
-    var index = all.findIndex(function (row) { return row.getAttribute("data-href") === currentHref; });
+    var index = indexOfCurrent(all);
     index = index < 0 ? (step > 0 ? 0 : all.length - 1) : Math.min(all.length - 1, Math.max(0, index + step));
-    mark(all, index);
+    mark(all, index, true);
     return true;
   }
 
-  document.addEventListener("htmx:afterSwap", function () {
-    if (!currentHref) return;
+  function restore() {
+    if (currentId) mark(rows(), indexOfCurrent(rows()), false);
+  }
+
+  // htmx:load fires on the new content itself (in the page), htmx:afterSettle once the swap has settled.
+  document.addEventListener("htmx:load", restore);
+  document.addEventListener("htmx:afterSettle", restore);
+
+  function currentHref() {
     var all = rows();
-    mark(all, all.findIndex(function (row) { return row.getAttribute("data-href") === currentHref; }));
-  });
+    var index = indexOfCurrent(all);
+    return index >= 0 ? all[index].getAttribute("data-href") : null;
+  }
 
   document.addEventListener("keydown", function (event) {
     if (event.defaultPrevented || event.isComposing) return;
@@ -70,9 +85,11 @@
     }
     if (event.altKey || event.ctrlKey || event.metaKey) return;
     if (typing(event.target)) return;
-    if (event.key === "Enter" && currentHref && !(event.target.closest && event.target.closest("a, button"))) {
+    if (event.key === "Enter" && currentId && !(event.target.closest && event.target.closest("a, button"))) {
+      var href = currentHref();
+      if (!href) return;
       event.preventDefault();
-      window.location.assign(currentHref);
+      window.location.assign(href);
       return;
     }
     var key = event.key || "";

@@ -4,6 +4,7 @@ note; another supervisor approves it with the invoice's context beside it; the a
 every desk page at 390 px and 1,440 px without sideways scroll."""
 
 import re
+from decimal import Decimal
 
 import pytest
 from playwright.sync_api import expect
@@ -16,6 +17,7 @@ CEDULA = "V-26042465"  # the simulator's C-1001
 
 def test_identify_answer_propose_approve_and_read_the_decision(live_server, browser_page, healthy_billing,
                                                               make_staff):
+    from billing.answers.money import money_text
     from desk.models import CreditNoteRequest, Message
     from tests.support.factories import escalated
 
@@ -65,8 +67,9 @@ def test_identify_answer_propose_approve_and_read_the_decision(live_server, brow
     page.get_by_role("button", name="Log out").click()
 
     log_in(page, live_server.url, "ana", "pw-ana-12345", f"/desk/conversations/{unknown.pk}/")
-    expect(page.locator("#thread")).to_contain_text(f"credit note of 3.00 {proposal.currency}")
-    expect(page.locator("#thread")).to_contain_text("Supervisor sol approved")
+    shown = money_text(Decimal("3.00"), proposal.currency, "es")  # the contact's notation: USD 3,00 / Bs. 3,00
+    expect(page.locator("#thread")).to_contain_text(f"credit note of {shown}")
+    expect(page.locator("#thread")).to_contain_text(f"Supervisor sol approved the credit note for {shown}")
     page.goto(f"{live_server.url}/desk/credit-notes/")
     expect(page.locator(f"#my-credit-note-{proposal.pk}")).to_contain_text("Sent to billing")
 

@@ -88,8 +88,14 @@ def test_old_hours_come_from_the_rollups_only(story, analyst):
 
 def test_reasons_are_stacked_per_day_with_human_labels_that_link_to_their_traces(story, analyst):
     html = page(analyst)
-    assert "<title>Billing system down on 2026-11-19: 3</title>" in html
-    assert "<title>Customer asked for a person on 2026-11-20: 1</title>" in html  # the live hour
+    assert "<title>Billing system down on 2026-11-19: 100.0% (3 of 3) of the day's escalations</title>" in html
+    # the live hour's one of the day's four
+    assert "<title>Customer asked for a person on 2026-11-20: 25.0% (1 of 4) of the day's escalations</title>" in html
+    # Per reason over the range: a share of the 10 escalations, with the count
+    legend = html[html.index('id="reason-shares"'):].split("</ul>")[0]
+    assert "Billing system down <strong>60.0% (6 of 10)</strong>" in legend
+    assert "Nothing relevant found <strong>30.0% (3 of 10)</strong>" in legend
+    assert "Customer asked for a person <strong>10.0% (1 of 10)</strong>" in legend
     assert ('href="/traces/?escalation_reason=NO_CONTEXT&amp;outcome=escalated&amp;since=2026-11-14&amp;'
             'until=2026-11-20" title="NO_CONTEXT">') in html
 
@@ -199,3 +205,15 @@ def test_days_rolled_before_the_outcome_table_existed_show_their_numbers_after_t
     assert "Escalation rate on 2026-11-17: 1 of 4</title>" in html  # a whole day: read from the new table
     assert "Verified wrong or complaint on 2026-11-17: 2 of 4</title>" in html
     assert "Writer tokens: 3,000 prompt + 600 completion" in html
+
+
+def test_compare_defaults_to_the_latest_configuration_after_the_one_before_it(story, analyst):
+    form = page(analyst).split('id="compare"')[1].split("</form>")[0]
+    before = form.split('name="a"')[1].split("</select>")[0]
+    after = form.split('name="b"')[1].split("</select>")[0]
+    assert f'value="{CONFIG_A.fingerprint}" title="{CONFIG_A.fingerprint}" selected' in before
+    assert f'value="{CONFIG_B.fingerprint}" title="{CONFIG_B.fingerprint}" selected' in after
+    assert before.count(" selected") == 1 and after.count(" selected") == 1
+    chosen = page(analyst, a=CONFIG_B.fingerprint, b=CONFIG_A.fingerprint).split('id="compare"')[1]
+    assert f'value="{CONFIG_B.fingerprint}" title="{CONFIG_B.fingerprint}" selected' in \
+        chosen.split('name="a"')[1].split("</select>")[0]

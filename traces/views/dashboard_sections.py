@@ -162,12 +162,18 @@ def reasons_section(source: dashboard.Source, *, day_names: list[str], trace_lin
     keys = [(r, display.label(display.LABELS_BY_FILTER["escalation_reason"], r)) for r in reasons]
     chart = stacked_chart(day_names, {(d.isoformat(), r): n for (d, r), n in per_reason.items()}, keys)
     links = {r: trace_link(escalation_reason=r, outcome="escalated", **_range(source.query)) for r in reasons}
+    # Each reason's share of the range's escalations, with its count: "42.0% (21 of 50)".
+    per_key = {r: sum(n for (_, rr), n in per_reason.items() if rr == r) for r in reasons}
+    escalations = sum(per_key.values())
     context = {
         "reasons": chart,
         "reason_links": links,
-        "reason_legend": [(key, label, colour, links[key]) for key, label, colour in chart.legend],
+        "reason_total": escalations,
+        "reason_legend": [(key, label, colour, links[key],
+                           f"{_rate(per_key[key], escalations)} ({per_key[key]} of {escalations})")
+                          for key, label, colour in chart.legend],
         "reason_segments": [
-            {"segment": s, "x": c.x, "width": c.width,
+            {"segment": s, "x": c.x, "width": c.width, "share": f"{_rate(s.count, c.total)} ({s.count} of {c.total})",
              "link": trace_link(escalation_reason=s.key, outcome="escalated",
                                 **_day_range(dt.date.fromisoformat(s.day)))}
             for c in chart.columns for s in c.segments],
@@ -255,7 +261,10 @@ def comparison_section(request: DashboardRequest, source: dashboard.Source) -> S
     """The configurations to pick from and, when two are picked, their rates over the range and slice."""
     # Newest first; configurations that first ran at the same moment stay in fingerprint order.
     newest_first = sorted(request.configurations, key=lambda c: c.first_seen_at, reverse=True)
-    section = Section({"configurations": [(c.fingerprint, _configuration_label(c)) for c in newest_first]})
+    # Unless chosen: After is the latest configuration, Before the one that ran before it (never both the same).
+    section = Section({"configurations": [(c.fingerprint, _configuration_label(c)) for c in newest_first],
+                       "compare_default_b": newest_first[0].fingerprint if newest_first else "",
+                       "compare_default_a": newest_first[1].fingerprint if len(newest_first) > 1 else ""})
     if not (request.compare_a and request.compare_b):
         return section
     got = dashboard.per_configuration(source, [request.compare_a, request.compare_b])
