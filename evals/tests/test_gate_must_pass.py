@@ -118,12 +118,13 @@ def test_the_committed_baseline_is_read_and_its_must_pass_failures_named(setting
     base = read_baseline_file(settings.BASE_DIR / "evals/fixtures/gate_baseline.json")
     config = parse_gates((settings.BASE_DIR / "evals/fixtures/gates_ci.toml").read_text(encoding="utf-8"),
                          source="gates_ci.toml")
-    failing = base.must_pass_failing(listed=config.must_pass)
-    # The gate refuses a baseline with any; make gate-baseline refuses to write one.
+    # The gate refuses a baseline with any; make gate-baseline refuses to write one, so the committed one has none.
+    assert base.must_pass_failing(listed=config.must_pass) == []
     outcome = evaluate(config, {"recall@5": 1.0, "mrr": 1.0, "must_pass_failures": [],
                                 "corrected_pass_rate": {"value": 1.0, "lower": 1.0, "upper": 1.0}},
-                       baseline_must_pass=failing)
-    assert (outcome.decision is Decision.BLOCK) == bool(failing)
+                       baseline_must_pass=["g015"])
+    assert outcome.decision is Decision.BLOCK
+    assert any(result.gate.metric == "baseline" and "g015" in result.detail for result in outcome.results)
 
 
 # --- a gates file that names a metric no report has ----------------------------------------------------------------

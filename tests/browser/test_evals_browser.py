@@ -122,7 +122,7 @@ def _cases_and_labels_from_trace_pages(page, live_server, traces, golden_set, gi
         if number == 1:
             # The analyst writes down the fee the answer must state, with a wrong figure.
             page.locator("textarea[name=facts]").fill(WRONG_FACT)
-            page.get_by_role("button", name="Save").click()
+            page.get_by_role("button", name="Save", exact=True).click()
             expect(page.locator(".messages")).to_contain_text("Saved;")
         page.get_by_role("link", name=f"← Trace {trace.pk}").click()
         page.wait_for_url(f"{live_server.url}/traces/{trace.pk}/")
@@ -288,7 +288,7 @@ def _fix_two_facts_run_again_and_compare(page, live_server, golden_set, first_ru
     for case, facts in ((first_case, right_fact), (second_case, WRONG_FACT)):
         page.goto(f"{live_server.url}/traces/golden/cases/{case.pk}/")
         page.locator("textarea[name=facts]").fill(facts)
-        page.get_by_role("button", name="Save").click()
+        page.get_by_role("button", name="Save", exact=True).click()
         expect(page.locator(".messages")).to_contain_text("Saved;")
 
     # Run again, then compare: newly failing first, newly passing next.
