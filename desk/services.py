@@ -260,13 +260,8 @@ def agent_reply_send(*, conversation_id: int, agent, text: str, now=None, form_k
     text = (text or "").strip()
     if not text:
         raise DeskActionError("Write something to send.")
-    conversation = _locked(conversation_id)
-    if _form_key_used(conversation.messages.filter(agent=agent), "payload", form_key):
-        raise Unchanged("This reply was sent already.")
-    _allow(rules.Action.REPLY, agent, conversation)
-    if not reply_window_open(conversation, now=now):
-        raise DeskActionError("The customer's last message is more than 24 hours old: WhatsApp only delivers "
-                              "an approved template now, not free text.")
+    conversation = _open_to_send(conversation_id, agent, form_key=form_key, now=now, what="reply",
+                                 instead="free text")
     message = Message.objects.create(
         conversation=conversation, direction=Message.Direction.OUTBOUND, author=Message.Author.AGENT,
         agent=agent, text=text[:REPLY_MAX], status=Message.Status.QUEUED,
@@ -322,18 +317,25 @@ def agent_template_send(*, conversation_id: int, agent, template_id: int, values
     return message
 
 
+def _open_to_send(conversation_id: int, agent, *, form_key: str, now, what: str, instead: str) -> Conversation:
+    """Lock the conversation for an agent's message: refuse a resent form, an agent the rules do not let reply, and
+    free text or a file once WhatsApp's 24-hour window has closed."""
+    conversation = _locked(conversation_id)
+    if _form_key_used(conversation.messages.filter(agent=agent), "payload", form_key):
+        raise Unchanged(f"This {what} was sent already.")
+    _allow(rules.Action.REPLY, agent, conversation)
+    if not reply_window_open(conversation, now=now):
+        raise DeskActionError("The customer's last message is more than 24 hours old: WhatsApp only delivers "
+                              f"an approved template now, not {instead}.")
+    return conversation
+
+
 @transaction.atomic
 def agent_file_send(*, conversation_id: int, agent, upload: CheckedUpload, caption: str = "", now=None,
                     form_key: str = "") -> Message:
     """Send the agent's image or PDF (checked by desk.media.upload_check) with an optional caption."""
     require_desk_worker(agent)
-    conversation = _locked(conversation_id)
-    if _form_key_used(conversation.messages.filter(agent=agent), "payload", form_key):
-        raise Unchanged("This file was sent already.")
-    _allow(rules.Action.REPLY, agent, conversation)
-    if not reply_window_open(conversation, now=now):
-        raise DeskActionError("The customer's last message is more than 24 hours old: WhatsApp only delivers "
-                              "an approved template now, not a file.")
+    conversation = _open_to_send(conversation_id, agent, form_key=form_key, now=now, what="file", instead="a file")
     payload = {"filename": upload.filename}
     if form_key:
         payload["form_key"] = form_key
