@@ -134,7 +134,6 @@ TEMPLATES = [
                 "django.contrib.messages.context_processors.messages",
                 "core.roles.navigation",
                 "desk.header.desk_header",
-                "desk.notifications.header",
             ],
         },
     },

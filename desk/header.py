@@ -1,7 +1,8 @@
 """The desk's part of every page header: the agent's own status (available or away).
 
 Read only when a template draws it (the page's header), never for a partial such as the inbox's 5-second
-poll of its rows: one query per page, none per poll. The header's notifications are desk/notifications.py's.
+poll of its rows: one query per page, none per poll. The header's notifications come from desk/notifications.py
+through the same context processor, so whether the person works the desk is decided once.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from django.db import DatabaseError
 
 from desk.access import may_work_desk
 from desk.models import AgentProfile
+from desk.notifications import notifications_context
 
 
 class DeskHeader:
@@ -34,12 +36,15 @@ class DeskHeader:
 
 
 def desk_header(request):
-    """Template context: `desk_header` for people who work the desk (their status)."""
+    """Template context for people who work the desk: `desk_header` (their status) and the header's open
+    notifications (desk/notifications.py), both read lazily; nothing but empty notifications for anyone else."""
     user = getattr(request, "user", None)
     if user is None or not user.is_authenticated:
-        return {}
+        return notifications_context(None)
     try:
         works_desk = may_work_desk(user)
     except DatabaseError:
-        return {}
-    return {"desk_header": DeskHeader(user)} if works_desk else {}
+        return notifications_context(None)
+    if not works_desk:
+        return notifications_context(None)
+    return {"desk_header": DeskHeader(user), **notifications_context(user)}
