@@ -73,6 +73,25 @@ def _expected_accuracy(judge_version: str, split: str) -> dict:
             "true_fails": sum(1 for j, h in pairs if h == "fail" and j == "fail")}
 
 
+def _bootstrap_refuses(counts: dict, run) -> bool:
+    """Whether the interval is refused: the test split's pairs (counted as above), resampled with the page's seed."""
+    from evals.calibration import CalibrationError, corrected_pass_rate
+    from evals.human_labels import calibration_pairs
+    from evals.models import JudgeVerdict
+    from evals.views.calibration import CALIBRATION_SEED
+
+    pairs, _ = calibration_pairs(judge_version=run.judge_version, split="test")
+    assert (sum(p.human_pass for p in pairs), sum(not p.human_pass for p in pairs)) == (
+        counts["human_passes"], counts["human_fails"])
+    verdicts = [label == "pass" for label in JudgeVerdict.objects.filter(run_item__run=run)
+                .values_list("label", flat=True) if label in ("pass", "fail")]
+    try:
+        corrected_pass_rate(pairs, verdicts, seed=CALIBRATION_SEED)
+    except CalibrationError:
+        return True
+    return False
+
+
 def _first_words(text: str, n: int = 4) -> str:
     """The answer's first words without its citation markers: a fact the answer certainly contains."""
     words = re.sub(r"\[E\d+\]", " ", text).split()
@@ -262,6 +281,9 @@ def _read_the_calibration(page, live_server, labels, traces, first_run):
     elif no_better_than_chance(on_test["true_passes"] / on_test["human_passes"]
                                + on_test["true_fails"] / on_test["human_fails"] - 1):
         reason = "no better than chance"
+    elif _bootstrap_refuses(on_test, first_run):
+        # A handful of labels: too many resamples of them show a judge no better than chance.
+        reason = "bootstrap resamples show a judge no better than chance"
     else:
         reason = ""
     if reason:
