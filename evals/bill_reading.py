@@ -67,6 +67,9 @@ _IN_FAVOUR = ("a favor", "in your favour", "in your favor", "credit balance")
 _FAILED = ("no se completo", "fallo", "rechaz*", "did not go through", "failed", "declined", "bounced")
 _WENT_THROUGH = ("se completo", "went through", "succeeded", "fue exitoso")
 CHANGE_KINDS = frozenset({"invoice_delta"})
+# "la mensualidad del plan nuevo es Bs. 400,00 más alta" compares two fees, not two bills.
+_FEES = ("mensualidad*", "tarifa*", "cuota*", "precio*", "monthly fee*", "fee", "fees", "price*", "rate")
+_BILL = ("factura*", "recibo*", "bill", "bills", "invoice*", "statement*")
 
 
 @dataclass(frozen=True)
@@ -151,8 +154,8 @@ def _change_problems(folded: str, claim: str, findings: Sequence[Finding]) -> li
     """A claim that the bill went up or down by an amount needs an invoice difference of that amount and sign."""
     up, down = has_words(folded, _UP), has_words(folded, _DOWN)
     changes = [finding for finding in findings if finding.kind in CHANGE_KINDS and finding.value is not None]
-    if not (up or down) or not changes:
-        return []
+    if not (up or down) or not changes or (has_words(folded, _FEES) and not has_words(folded, _BILL)):
+        return []  # no change named, no difference to check it on, or a fee that went up, not the bill
     amounts = set(_numbers(claim))
     matching = [change for change in changes if change.amount in amounts]
     problems = []

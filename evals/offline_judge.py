@@ -19,7 +19,7 @@ from core.text import fold, number_key
 from evals.bill_reading import MONTHS, Finding, bill_problems, has_words, names_the_bill
 from evals.judgement import EvidenceItem, Judgement
 
-LEXICAL_JUDGE_VERSION = "lexical-support-3"  # the offline judge in use: LexicalBillJudge
+LEXICAL_JUDGE_VERSION = "lexical-support-4"  # the offline judge in use: LexicalBillJudge
 # A claim is supported when at least this share of its content words occurs in ONE passage.
 LEXICAL_MIN_SHARE = 0.6
 _STEM = 5  # words compare on their first 5 letters: "reconexion" ~ "reconexiones", "cobran" ~ "cobrar"
@@ -143,7 +143,8 @@ _BILL_PHRASING = frozenset(_content_stems(
     "plan cuesta costs aplico applied pago payment pagaste intento attempt earlier antes tiene tienes saldo "
     "balance dias days vencida overdue calculado calculated sobre seguian terminar plazo gracia grace periodo "
     "period descontaba took off each cada also tambien incluye includes servicio service lleva subio bajo aumento "
-    "went up down increased decreased higher lower " + " ".join(MONTHS)))
+    "went up down increased decreased higher lower vence vencimiento due ademas besides nuevo nueva new alta alto "
+    + " ".join(MONTHS)))
 BILL_MIN_SHARE = 0.5  # of a bill claim's content words, in the findings or the bill's phrasing
 
 # A plan or offer whose rules differ from the others': a rule of its passage holds for it alone.
@@ -257,7 +258,41 @@ def _passage_words(sentence: str, passages: list[tuple[str, str]], *, question: 
     if source and bool(_NEGATION_RE.search(fold(sentence))) != bool(_NEGATION_RE.search(fold(source))):
         return [f"turns the negation of the passage's «{source.strip()[:80]}»"]
     scope = scope_problem(sentence, passage=dict(passages)[best_id], question=question)
-    return [scope] if scope else []
+    if scope:
+        return [scope]
+    return misattributed(sentence, dict(passages)[best_id])
+
+
+# A figure's object: the word after "USD 35,00 por el …", "20 % de …", "USD 3,00 for the …" (a preposition right
+# after the amount and its unit). A list written "router: USD 35,00, ONT: …" gives none, so it is never misread.
+_OBJECT_RE = re.compile(
+    r"(\d+(?:[.,]\d+)*)\s*(?:%|usd|us\$|\$|bs\.?|ves|dolares|bolivares)?\s*,?\s+(?:por|para|de|del|en|for|per|on|of)"
+    r"\s+(?:el|la|los|las|un|una|cada|the|a|an|each)?\s*([^\W\d_]{3,})")
+
+
+def figure_objects(text: str) -> dict[str, set[str]]:
+    """Return each figure of a text with the stems of what a preposition right after it puts it on."""
+    objects: dict[str, set[str]] = {}
+    for number, word in _OBJECT_RE.findall(fold(text)):
+        if word not in _STOP_WORDS:
+            objects.setdefault(number_key(number), set()).add(word[:_STEM])
+    return objects
+
+
+def misattributed(claim: str, passage: str) -> list[str]:
+    """Return why a claim puts a figure of the passage on something the passage gives another figure for
+    ("USD 35,00 por el router" where the passage says "USD 45,00 por el router, USD 35,00 por la ONT")."""
+    said, source = figure_objects(claim), figure_objects(passage)
+    problems = []
+    for number, things in sorted(said.items()):
+        given = source.get(number)
+        if not given or things & given:
+            continue
+        others = sorted(other for other, on in source.items() if other != number and things & on)
+        if others:
+            problems.append(f"puts {number} on «{'/'.join(sorted(things))}», which the passage gives "
+                            f"{', '.join(others)}")
+    return problems
 
 
 def _closest_sentence(stems: set[str], passages: list[tuple[str, str]]) -> str:

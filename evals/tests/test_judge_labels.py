@@ -114,7 +114,7 @@ def test_the_offline_judge_in_use_agrees_with_the_labels_on_dev_as_docs_evals_sa
     for judge in (LexicalJudge(), LexicalBillJudge()):
         judge_labelled(judge=judge, limit=1000)
     old = calibration_report(judge_version="lexical-support-1", split="dev")
-    new = calibration_report(judge_version="lexical-support-3", split="dev")
+    new = calibration_report(judge_version="lexical-support-4", split="dev")
     assert (new["true_passes"], new["human_passes"], new["true_fails"], new["human_fails"]) == (18, 18, 25, 26)
     assert (old["true_passes"], old["true_fails"]) == (15, 21)
     assert not JudgeTestRead.objects.exists()  # dev only: the test split was not read
@@ -166,6 +166,36 @@ def test_a_rule_of_one_plan_given_without_naming_it_fails_unless_the_question_na
     assert judge.judge(answer=answer, evidence=[passage], question="¿y el plan de prueba?").verdict == "pass"
 
 
+def test_a_figure_put_on_the_wrong_thing_fails_and_a_list_written_label_first_is_not_misread():
+    passage = JudgeEvidence("E1", "Depósito de equipos\nReposición\n\nSe cobra su valor: USD 45,00 por el router, "
+                                  "USD 35,00 por la ONT y USD 40,00 por la antena.")
+    judge = LexicalBillJudge()
+    right = "Se cobra su valor: USD 45,00 por el router y USD 35,00 por la ONT [E1]."
+    swapped = "Se cobra su valor: USD 35,00 por el router y USD 45,00 por la ONT [E1]."
+    assert judge.judge(answer=right, evidence=[passage]).verdict == "pass"
+    judgement = judge.judge(answer=swapped, evidence=[passage])
+    assert judgement.verdict == "fail" and "puts 35 on «route»" in judgement.reason
+    listed = JudgeEvidence("E1", "Reposición de equipos\nValores\n\nRouter: USD 45,00, ONT: USD 35,00.")
+    assert judge.judge(answer="La ONT cuesta USD 35,00 de reposición y el router USD 45,00 [E1].",
+                       evidence=[listed]).verdict == "pass"
+
+
+def test_a_fee_that_went_up_is_not_read_as_the_bills_change_and_a_due_date_is_bill_wording():
+    findings = [JudgeEvidence("E1", "Diferencia factura 2026-10 vs 2026-09 = Bs. 634,14", "634.14", "invoice_delta"),
+                JudgeEvidence("E2", "Mensualidad Fibra 300 Bs. 1.400,00; Fibra 600 Bs. 1.800,00", "1800.00",
+                              "plan_fee"),
+                JudgeEvidence("E3", "Saldo pendiente factura 2026-10 = Bs. 2.204,00, vencimiento 2026-10-26",
+                              "2204.00", "open_balance")]
+    judge = LexicalBillJudge()
+    fee = "Tu factura de octubre subió Bs. 634,14 [E1]. Además, la mensualidad del plan nuevo es Bs. 400,00 más alta."
+    assert judge.judge(answer=fee, evidence=findings, verified=["400,00"]).verdict == "pass"
+    # The bill's own change still needs an invoice difference of that amount.
+    wrong = "Tu factura de octubre subió Bs. 400,00 respecto a la de septiembre."
+    assert "no invoice difference has" in judge.judge(answer=wrong, evidence=findings, verified=["400,00"]).reason
+    due = "Esta factura tiene un saldo pendiente de Bs. 2.204,00 y vence en 6 días."
+    assert judge.judge(answer=due, evidence=findings, verified=["6"]).verdict == "pass"
+
+
 # --- seed 004's hygiene, in code ---------------------------------------------------------------------------------
 
 
@@ -210,20 +240,20 @@ def test_each_read_of_the_test_split_is_recorded_and_a_second_is_not_final(clien
     client.force_login(make_staff("ana", "analyst"))
     url = reverse("evals:calibration")
 
-    dev = text_of(client.get(url, {"judge_version": "lexical-support-3", "split": "dev"}).content.decode())
-    assert "The test split has not been read for lexical-support-3" in dev and not JudgeTestRead.objects.exists()
+    dev = text_of(client.get(url, {"judge_version": "lexical-support-4", "split": "dev"}).content.decode())
+    assert "The test split has not been read for lexical-support-4" in dev and not JudgeTestRead.objects.exists()
 
-    first = text_of(client.get(url, {"judge_version": "lexical-support-3", "split": "test"}).content.decode())
-    assert "The test split's first read for lexical-support-3: these figures are final" in first
-    second = text_of(client.get(url, {"judge_version": "lexical-support-3", "split": "test"}).content.decode())
-    assert "The test split was already read for lexical-support-3" in second
+    first = text_of(client.get(url, {"judge_version": "lexical-support-4", "split": "test"}).content.decode())
+    assert "The test split's first read for lexical-support-4: these figures are final" in first
+    second = text_of(client.get(url, {"judge_version": "lexical-support-4", "split": "test"}).content.decode())
+    assert "The test split was already read for lexical-support-4" in second
     assert "2 reads with this one. These figures are not final (the same labels and verdicts as the first read)" \
         in second
-    reads = list(JudgeTestRead.objects.filter(judge_version="lexical-support-3"))
+    reads = list(JudgeTestRead.objects.filter(judge_version="lexical-support-4"))
     assert [read.purpose for read in reads] == ["calibration page"] * 2 and reads[0].reader.username == "ana"
     assert "final" in second and "not final" in second
-    dev = text_of(client.get(url, {"judge_version": "lexical-support-3", "split": "dev"}).content.decode())
-    assert "The test split was read 2 times for lexical-support-3" in dev
+    dev = text_of(client.get(url, {"judge_version": "lexical-support-4", "split": "dev"}).content.decode())
+    assert "The test split was read 2 times for lexical-support-4" in dev
     assert JudgeTestRead.objects.count() == 2  # showing dev reads nothing of test
 
 
@@ -238,6 +268,6 @@ def test_the_gate_prints_the_judges_figures_and_records_its_read_of_the_test_spl
     command._calibrate(config, golden_set=golden_set)
     out = command.stdout._out.getvalue()
     assert "human labels evals/fixtures/judge_labels.jsonl: 136 labels" in out
-    assert re.search(r"judge lexical-support-3 against the labels: dev TPR 1\.000 \(18/18\) TNR 0\.962 \(25/26\) · "
+    assert re.search(r"judge lexical-support-4 against the labels: dev TPR 1\.000 \(18/18\) TNR 0\.962 \(25/26\) · "
                      r"test TPR \d\.\d{3} \(\d+/\d+\) TNR \d\.\d{3} \(\d+/\d+\) · the test split's first read", out)
     assert JudgeTestRead.objects.get().purpose == "gate, gates_ci.toml"
