@@ -53,8 +53,12 @@ demo: migrate
 	@echo "TraceDesk is at http://$(HOST):$(PORT)/  (web chat: http://$(HOST):$(PORT)/chat/)"
 	$(BIN)/python manage.py runserver $(HOST):$(PORT)
 
+# The suite runs on TEST_WORKERS pytest-xdist processes (auto: one per core), each with its own test database on
+# the one embedded server and, once it reaches a browser test, its own Chromium; tests go to whichever worker is
+# free. TEST_WORKERS=0 runs it in one process.
+TEST_WORKERS ?= auto
 test: install-dev
-	$(BIN)/python -m pytest --cov --cov-report= $(PYTEST_ARGS)
+	$(BIN)/python -m pytest --cov --cov-report= -n $(TEST_WORKERS) $(PYTEST_ARGS)
 	$(BIN)/python -m coverage report --include=bot/grounding.py,bot/numeric_tokens.py --fail-under=100 --show-missing
 
 # The date-dependent tests again on another date (core/clock.py's CLOCK_TODAY): a month end in another year, so a
@@ -63,7 +67,7 @@ MOVED_CLOCK_TODAY ?= 2027-01-31
 MOVED_CLOCK_TESTS ?= core billing bot desk evals traces tests/test_demo.py tests/test_turn_recovery.py
 test-moved-clock: install-dev
 	CLOCK_TODAY=$(MOVED_CLOCK_TODAY) $(BIN)/python -m pytest -q -m "not browser and not broker" -p no:cacheprovider \
-		$(MOVED_CLOCK_TESTS) $(PYTEST_ARGS)
+		-n $(TEST_WORKERS) $(MOVED_CLOCK_TESTS) $(PYTEST_ARGS)
 
 # The release gate: the sample golden set through the whole answer path offline (template writer, offline
 # judge unless a model is configured, calibrated on the committed human labels), against the committed baseline

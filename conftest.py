@@ -19,6 +19,12 @@ def pytest_configure(config):
     from django.conf import settings
 
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    if not hasattr(config, "workerinput") and not os.environ.get("DATABASE_URL"):
+        # The first process starts the embedded PostgreSQL (and makes its database) before pytest-xdist starts
+        # its workers, so they do not race to start one server; the last process to exit stops it.
+        from config.embedded_db import ensure_running
+
+        ensure_running()
     if not settings.EMBEDDINGS_CACHE_DIR:
         settings.EMBEDDINGS_CACHE_DIR = str(Path(__file__).resolve().parent / "var" / "test-embeddings")
 
@@ -89,3 +95,17 @@ def healthy_billing():
     yield simulator
     simulator.set_fault(None)
     billing_breaker().reset()
+
+
+@pytest.fixture(autouse=True)
+def _celery_may_wait_on_results():
+    """Start every test with Celery's "a task may not wait on another task" flag down.
+
+    The flag is one per process, not per thread: an eager task raises it while it runs and restores what it saw
+    when it started. Two eager tasks run at once by a live server's threads can leave it raised, and a later test's
+    `.apply().get()` is then refused ("Never call result.get() within a task!").
+    """
+    from celery.result import _set_task_join_will_block
+
+    _set_task_join_will_block(False)
+

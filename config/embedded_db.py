@@ -76,7 +76,10 @@ def _ensure_database(info) -> None:
         name = database_name()
         exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone()
         if not exists:
-            conn.execute(f'CREATE DATABASE "{name}"')
+            try:
+                conn.execute(f'CREATE DATABASE "{name}"')
+            except (psycopg.errors.DuplicateDatabase, psycopg.errors.UniqueViolation):
+                pass  # another process (a second test worker, the web and the worker starting together) made it
 
 
 def connection_settings() -> dict:

@@ -35,7 +35,9 @@ def free_port() -> int:
 
 def production_environment(**deployment) -> dict:
     """Return this process's environment without the development values, plus what a deployment sets."""
-    env = {name: value for name, value in os.environ.items() if name not in DEVELOPMENT}
+    # DJANGO_ALLOW_ASYNC_UNSAFE is the browser tests' (Playwright's sync API), set while their Chromium is up.
+    env = {name: value for name, value in os.environ.items()
+           if name not in DEVELOPMENT and name != "DJANGO_ALLOW_ASYNC_UNSAFE"}
     env.update({
         "DJANGO_DEBUG": "0",
         "DJANGO_SECRET_KEY": secrets.token_urlsafe(50),  # 67 random characters

@@ -79,6 +79,7 @@ def log_in(page, base_url: str, username: str, password: str, next_path: str) ->
 
 def assert_no_sideways_scroll(page) -> None:
     """Fail when the page is wider than the window, naming the elements that stick out the furthest."""
+    page.wait_for_load_state()  # a click that submits a form may still be loading the next page
     overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
     wide = page.evaluate("""[...document.querySelectorAll('body *')].filter(e => e.getBoundingClientRect().right
         > window.innerWidth + 1).slice(-4).map(e => e.tagName + '#' + e.id + '.' + e.className + ' '

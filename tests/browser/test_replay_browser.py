@@ -88,6 +88,7 @@ def test_a_bulk_added_case_lands_in_awaiting_review(live_server, chromium, small
             log_in(page, base, "rosa", "rosa-password-1", "/traces/")
             page.get_by_label(f"Select trace {trace.pk}").check()
             page.get_by_role("button", name="Add ticked traces to a golden set…").click()
+            expect(page.locator("select[name=golden_set]")).to_be_visible()
             assert_no_sideways_scroll(page)
             page.locator("select[name=golden_set]").select_option(label=f"{golden_set.name} "
                                                                          f"(v{golden_set.current_version})")
