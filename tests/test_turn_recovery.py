@@ -77,8 +77,29 @@ def test_a_live_lease_keeps_a_second_run_out_until_it_expires():
     Message.objects.filter(pk=message.pk).update(turn_lease_until=clock.now() - dt.timedelta(seconds=1))
     second = TurnLease(message.pk)
     assert second.take()  # the first run died: its lease expired without a trace
-    first.renew()  # the old holder cannot extend what it lost
-    assert Message.objects.get(pk=message.pk).turn_claimed_at == second.token
+    with clock.pinned(clock.now() + dt.timedelta(seconds=11), frozen=True):
+        first.renew()  # the old holder cannot extend what it lost
+    stored = Message.objects.get(pk=message.pk)
+    assert stored.turn_claimed_at == second.token and stored.turn_lease_until == second.token + second.length
+
+
+@pytest.mark.django_db
+def test_a_lease_is_pushed_once_a_third_of_it_has_passed_not_at_every_stage():
+    message = customer_says(conversation_start(), HUMAN_NOTICE_ROUTE)
+    start = clock.now().replace(microsecond=0)
+    with clock.pinned(start, frozen=True):
+        lease = TurnLease(message.pk, seconds=30)
+        assert lease.take()
+    until = lambda: Message.objects.get(pk=message.pk).turn_lease_until  # noqa: E731
+    with clock.pinned(start + dt.timedelta(seconds=9), frozen=True):
+        lease.renew()  # 21 s of the lease left: nothing written
+    assert until() == start + dt.timedelta(seconds=30)
+    with clock.pinned(start + dt.timedelta(seconds=10), frozen=True):
+        lease.renew()
+    assert until() == start + dt.timedelta(seconds=40)
+    with clock.pinned(start + dt.timedelta(seconds=19), frozen=True):
+        lease.renew()
+    assert until() == start + dt.timedelta(seconds=40)
 
 
 @pytest.mark.broker
