@@ -116,7 +116,7 @@ def answer(recorder, routing, query, *, context: TurnContext, writer, billing, c
     draft.prompt_version, draft.model = writer.prompt_version, writer.name
     request = WriterRequest(query=query, language=routing.language, evidence=evidence, sources=sources,
                             history=list(context.history), capability=capability if facts else "",
-                            key_figures=figures)
+                            key_figures=figures, segment=profile.segment if profile else "")
     outcome = drafting.write_and_verify(recorder, writer, request, template=isinstance(writer, TemplateWriter))
     if isinstance(outcome, Answered) and routing.route == Route.ACCOUNT and context.customer_id \
             and context.files_credit_notes:

@@ -78,7 +78,9 @@ _STEP = re.compile(r"^\s*(\d+[.)]|entra|ingresa|env[ií]a|coloca|escribe|elige|s
                    re.IGNORECASE)
 _DEFINES = re.compile(r"\b(es (un|una|el|la)|son (los|las)|significa|quiere decir|se refiere|is (a|an|the)|are the|"
                       r"means|refers to|stands for)\b", re.IGNORECASE)
-_CONDITIONAL = re.compile(r"\b(si|cuando|solo|s[oó]lo|siempre que|mientras|excepto|salvo|a menos|no se cobra|"
+_CONDITIONAL = re.compile(r"\b(si|cuando|solo|s[oó]lo|siempre que|mientras|excepto|salvo|a menos|no se cobra|no hay|"
+                          r"sin (costo|cargo|penalidad|recargo|multa)|there is no|there's no|without (a |any )?"
+                          r"(fee|charge|penalty)|"
                           r"exent\w*|if|when|only|unless|as long as|except|waived|exempt|no fee|free of charge|"
                           r"gratis|free)\b", re.IGNORECASE)
 _EXAMPLE = re.compile(r"^\s*(por ejemplo|for example|e\.g\.|ejemplo|example|para un|on a |en una factura de|"
@@ -91,6 +93,24 @@ _STATES = re.compile(r"\b(cuesta|cuestan|es de|es del|son|se cobra|cobra|se suma
 
 
 _WHY = re.compile(r"\b(por ?que|xq|why|how come)\b")
+
+# The words a sentence names one kind of customer with ("Las cuentas empresariales deben avisar…", "No hay
+# penalidad por cancelar un plan mensual residencial"), folded. A section written for everyone may still hold a
+# sentence for one kind only: a customer of the other kind is never answered with it.
+SEGMENT_WORDS = {
+    "business": re.compile(r"\b(empresa|empresas|empresarial|empresariales|corporativ\w*|business(es)?|"
+                           r"corporate|companies|company)\b"),
+    "home": re.compile(r"\b(hogar|hogares|residencial|residenciales|casa|home|homes|household|residential)\b"),
+}
+
+
+def for_other_segment(text: str, segment: str) -> bool:
+    """Whether a sentence names only the other kind of customer than `segment` ("home" or "business")."""
+    if segment not in SEGMENT_WORDS:
+        return False
+    folded = fold(text)
+    names = {kind for kind, words in SEGMENT_WORDS.items() if words.search(folded)}
+    return bool(names) and segment not in names
 
 
 def question_kind(query: str) -> str:
@@ -198,11 +218,13 @@ def score(sentence: Sentence, wanted: set[str], kind: str) -> float:
     return value * (0.3 if sentence.example else 1.0)
 
 
-def compose(query: str, passages: list[Passage], *, language: str, kind: str | None = None) -> Composed | None:
+def compose(query: str, passages: list[Passage], *, language: str, kind: str | None = None,
+            segment: str = "") -> Composed | None:
     """Compose the reply to a help-center question from the retrieved passages, best first; None when nothing fits.
 
     Passages in the customer's language come first; a second passage is used only when the first does not hold
-    the asked-for kind of fact (or, for a list, to add items the first does not name).
+    the asked-for kind of fact (or, for a list, to add items the first does not name). With the customer's
+    `segment` known, a sentence that names only the other kind of customer is left out.
     """
     kind = kind or question_kind(query)
     wanted = stems(query)
@@ -212,6 +234,8 @@ def compose(query: str, passages: list[Passage], *, language: str, kind: str | N
     scored = []
     for rank, passage in enumerate(ordered[:4]):
         for sentence in sentences_of(passage):
+            if segment and for_other_segment(sentence.text, segment):
+                continue
             value = score(sentence, wanted, kind) - 0.25 * rank  # retrieval's order breaks near-ties
             if value > 0:
                 scored.append((value, sentence))

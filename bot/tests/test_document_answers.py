@@ -35,3 +35,21 @@ def test_a_worked_example_is_never_the_whole_answer_when_the_rule_is_there():
                             "1.62.", doc="late-fees-en", language="en")
     composed = compose("what is the late fee?", [passage], language="en")
     assert composed is not None and composed.reply.startswith("The fee is 5%")
+
+
+CANCELLATION = Passage(
+    "E1", "Cancelación del servicio\nCuándo se hace efectiva\n\nEn los planes mensuales la cancelación se aplica al "
+          "final del período que ya pagaste. No hay penalidad por cancelar un plan mensual residencial. Las cuentas "
+          "empresariales deben avisar por escrito con 30 días de anticipación, y si cancelan antes de cumplir los 12 "
+          "meses de permanencia pagan una penalidad igual a una mensualidad.",
+    doc="cancelacion-servicio-es", language="es")
+PENALTY = "si cancelo el contrato antes de tiempo, ¿tengo que pagar alguna penalidad?"
+
+
+def test_a_sentence_for_the_other_kind_of_customer_is_left_out_of_a_known_customers_answer():
+    home = compose(PENALTY, [CANCELLATION], language="es", segment="home")
+    assert home is not None and home.reply.startswith("No hay penalidad") and "empresariales" not in home.reply
+    business = compose(PENALTY, [CANCELLATION], language="es", segment="business")
+    assert business is not None and "una mensualidad" in business.reply and "residencial" not in business.reply
+    unknown = compose(PENALTY, [CANCELLATION], language="es")
+    assert unknown is not None and "No hay penalidad" in unknown.reply  # both rules may be given, each names its kind
