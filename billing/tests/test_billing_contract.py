@@ -49,7 +49,7 @@ def test_simulator_conforms_to_the_contract(operation, sim):
     given(case=operation.as_strategy())(bounded(lambda case: conforms(case, sim)))()
 
 
-def test_the_contract_covers_the_issue():
+def test_the_contract_covers_what_the_bot_and_the_desk_call():
     contract = yaml.safe_load(CONTRACT.read_text())
     assert contract["openapi"].startswith("3.1")
     paths = contract["paths"]
