@@ -39,12 +39,10 @@ def desk_header(request):
     """Template context for people who work the desk: `desk_header` (their status) and the header's open
     notifications (desk/notifications.py), both read lazily; nothing but empty notifications for anyone else."""
     user = getattr(request, "user", None)
-    if user is None or not user.is_authenticated:
-        return notifications_context(None)
     try:
-        works_desk = may_work_desk(user)
+        works_desk = user is not None and user.is_authenticated and may_work_desk(user)
     except DatabaseError:
-        return notifications_context(None)
+        works_desk = False
     if not works_desk:
         return notifications_context(None)
     return {"desk_header": DeskHeader(user), **notifications_context(user)}

@@ -257,10 +257,9 @@ def _passage_words(sentence: str, passages: list[tuple[str, str]], *, question: 
     source = _closest_sentence(stems, passages)
     if source and bool(_NEGATION_RE.search(fold(sentence))) != bool(_NEGATION_RE.search(fold(source))):
         return [f"turns the negation of the passage's «{source.strip()[:80]}»"]
-    scope = scope_problem(sentence, passage=dict(passages)[best_id], question=question)
-    if scope:
-        return [scope]
-    return misattributed(sentence, dict(passages)[best_id])
+    passage = dict(passages)[best_id]
+    scope = scope_problem(sentence, passage=passage, question=question)
+    return [scope] if scope else misattributed(sentence, passage)
 
 
 # A figure's object: the word after "USD 35,00 por el …", "20 % de …", "USD 3,00 for the …" (a preposition right

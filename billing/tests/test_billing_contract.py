@@ -41,12 +41,10 @@ def conforms(case, sim) -> None:
 @pytest.mark.parametrize("operation", OPERATIONS, ids=[operation.label for operation in OPERATIONS])
 def test_simulator_conforms_to_the_contract(operation, sim):
     examples = operation.get_strategies_from_examples()
-    strategy = st.one_of(examples) if examples else None
     bounded = settings(max_examples=50, deadline=None, derandomize=True, database=None,
                        suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
-    if strategy is not None:
+    for strategy in ([st.one_of(examples)] if examples else []) + [operation.as_strategy()]:
         given(case=strategy)(bounded(lambda case: conforms(case, sim)))()
-    given(case=operation.as_strategy())(bounded(lambda case: conforms(case, sim)))()
 
 
 def test_the_contract_covers_what_the_bot_and_the_desk_call():
