@@ -163,6 +163,11 @@ def _run_case(run: EvalRun, row: dict, *, writer, billing, judge, timer):
         retrieval=[{key: getattr(hit, key) for key in RETRIEVAL_KEYS} for hit in found.fused],
     )
     cited = _answer(item, row, writer=writer, billing=billing, timer=timer) if not run.retrieval_only else ""
+    kept = getattr(item, "kept_for_customer", None)
+    if kept is not None:  # scored on what retrieval kept for this customer, as the bot searched
+        outcome = case_outcome(case, kept)
+        item.first_hit_rank, item.ranked_docs = outcome.first_hit_rank, outcome.ranked_docs
+        item.hard_negative_above = bool(outcome.hard_negative_above)
     item.save()
     judged = _judge(item, judge, answer=cited) if judge is not None and item.outcome == "answered" else ""
     item.failures = answer_checks.case_failures(CaseResult(
@@ -196,6 +201,12 @@ def _answer(item: EvalRunItem, row: dict, *, writer, billing, timer) -> str:
     else:
         item.outcome, item.answer = "answered", outcome.text
     item.evidence = draft.evidence
+    if row.get("customer_id") and draft.retrieval:
+        # A known customer's search leaves out the passages written for other customers (their segment, their
+        # plan): the case's retrieval is what the bot kept for them, not a search that knows nobody.
+        ranked = sorted(draft.retrieval, key=lambda hit: hit["rank"])
+        item.kept_for_customer = [hit["doc"] for hit in ranked if hit["kept"]]
+        item.retrieval = [{key: hit.get(key) for key in RETRIEVAL_KEYS} for hit in ranked]
     fell_back = draft.fallback in ("template", "quote") and bool(draft.fallback_draft)
     if fell_back:  # the verified-only answer was what went out: its verdict is the one that counts
         verdicts = [*verdicts, draft.fallback_draft["verdict"]]

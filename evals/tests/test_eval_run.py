@@ -187,6 +187,27 @@ def test_a_full_run_answers_through_the_real_path_and_writes_no_desk_rows(kb, tm
     assert "judge" not in run.metrics
 
 
+@pytest.mark.django_db
+def test_a_case_asked_by_a_known_customer_is_scored_on_what_retrieval_kept_for_them(kb, tmp_path, healthy_billing):
+    """The bot searches for a known customer with their segment: the other segment's passages are not among what it
+    reads, so a case with a customer is scored on that, not on a search that knows nobody."""
+    asked = {"query": "¿cuánto tiempo tarda la reconexión después de pagar?", "hits": ["reconexion-fibra-es"],
+             "hard_negatives": ["reconexion-empresarial-es"]}
+    golden_set = make_set(tmp_path, [{**asked, "id": "home", "customer_id": "C-1049"},
+                                     {**asked, "id": "business", "customer_id": "C-1008"},
+                                     {**asked, "id": "anyone"}])
+    by_id = items(eval_run(golden_set=golden_set, writer=TemplateWriter(), use_judge=False))
+
+    assert "reconexion-empresarial-es" in by_id["anyone"].ranked_docs  # both kinds compete when nobody is known
+    home = by_id["home"]
+    assert "reconexion-empresarial-es" not in home.ranked_docs and home.hard_negative_above is False
+    assert home.first_hit_rank == 1 and "cuatro horas hábiles" in home.answer
+    assert {hit["doc"] for hit in home.retrieval if not hit["kept"]} <= {"reconexion-empresarial-es"}
+    business = by_id["business"]
+    assert "reconexion-fibra-es" not in business.ranked_docs and business.first_hit_rank is None
+    assert "no hit in top 5" in business.failures and "dos horas" in business.answer
+
+
 def judge_reply(verdict):
     return {"reason": f"claims checked: {verdict}", "verdict": verdict}
 
