@@ -13,6 +13,7 @@ from django.conf import settings
 
 from bot import clarify, drafting, grounding, identify
 from bot.context import TurnContext
+from bot.document_answers import Passage, compose, one_kinds_rule
 from bot.escalation import Reason, ask_for_identity, decline_reply, offer_a_person, offer_to_check_account
 from bot.grounding import Evidence
 from bot.outcomes import Answered, Clarify, Declined, Escalated
@@ -97,8 +98,9 @@ def answer(recorder, routing, query, *, context: TurnContext, writer, billing, c
         # the annual plan?" says nothing of whose rule applies.
         decision = clarify.segment_decision(
             query, [hit.segment if on_topic(query, hit.text) else "" for hit in context_chunks],
-            language=routing.language)
-        if decision.options and (chosen is None or not chosen.segment):
+            language=routing.language, docs=[hit.doc for hit in context_chunks])
+        if (decision.options and (chosen is None or not chosen.segment)
+                and _answer_is_one_kinds(query, context_chunks, routing.language)):
             return _ask(recorder, context, "segment", query, decision.options, routing.language)
     if context_chunks and (routing.route != Route.ACCOUNT or not key_figures and not facts):
         decided = _sibling_documents(recorder, query, context_chunks, context=context, language=routing.language,
@@ -221,6 +223,19 @@ def _account_evidence(recorder, billing, capability, customer_id) -> tuple[list,
         result = getattr(billing, capability)(customer_id)
     recorder.draft.tool_calls.append(result.to_json())
     return (list(result.evidence), result.data or {}) if result.ok else ([], {})
+
+
+def _answer_is_one_kinds(query: str, chunks, language: str) -> bool:
+    """Whether the passage sentences that answer the question (the ones the template writer would quote) state one kind
+    of customer's rule. A dispute passage for everyone that answers "will I be charged a late fee on the disputed
+    amount?" answers home and business customers alike, even beside both late-fee pages; the business late-fee
+    passage answering "how much is the late fee?" does not. Nothing composed: the question is asked."""
+    passages = [Passage(f"E{n}", hit.text, doc=hit.doc, language=hit.language, segment=hit.segment)
+                for n, hit in enumerate(chunks, 1)]
+    composed = compose(query, passages, language=language)
+    if composed is None:
+        return True
+    return one_kinds_rule(composed, {f"E{n}": hit.segment for n, hit in enumerate(chunks, 1)})
 
 
 def _profile(recorder, billing, context: TurnContext, known: dict, *, query: str, chosen, language: str):

@@ -207,12 +207,14 @@ _NAMES_SEGMENT = {
 }
 
 
-def segment_decision(query: str, segments: list[str], *, language: str) -> Decision:
+def segment_decision(query: str, segments: list[str], *, language: str, docs: list[str] | None = None) -> Decision:
     """Decide for a question the help center answers differently for home and business customers.
 
-    `segments` holds the segment each kept chunk is written for ("" for everyone), best first. A question that
-    names one kind of customer (or a plan only one kind has) gets it; when passages for both kinds rank in the first
-    three and the question names neither, ask.
+    `segments` holds the segment each kept chunk is written for ("" for everyone), best first; `docs`, when given,
+    the document of each. A question that names one kind of customer (or a plan only one kind has) gets it; when
+    passages for both kinds rank in the first three and the question names neither, ask. A second passage of a
+    document for the same kind of customer counts once: two sections of the business late-fee page are one rule,
+    and must not push the home page's rule out of the first three.
     """
     language = language if language in SEGMENT_LABELS else "es"
     labels = SEGMENT_LABELS[language]
@@ -222,6 +224,14 @@ def segment_decision(query: str, segments: list[str], *, language: str) -> Decis
         return Decision(chosen=Option(labels[named_segments[0]], segment=named_segments[0]))
     # Both kinds of customer have their own rule among the first three passages: the answer depends on which
     # customer asks. A kind further down only touches the subject.
+    if docs is not None:
+        seen: set[tuple[str, str]] = set()
+        distinct = []
+        for doc, segment in zip(docs, segments, strict=True):
+            if (doc, segment) not in seen:
+                seen.add((doc, segment))
+                distinct.append(segment)
+        segments = distinct
     top = segments[:3]
     if named_segments or not {"home", "business"} <= set(top):
         return Decision()

@@ -104,13 +104,26 @@ SEGMENT_WORDS = {
 }
 
 
+def segments_named(text: str) -> set[str]:
+    """Return the kinds of customer ("home", "business") a sentence names."""
+    folded = fold(text)
+    return {kind for kind, words in SEGMENT_WORDS.items() if words.search(folded)}
+
+
 def for_other_segment(text: str, segment: str) -> bool:
     """Whether a sentence names only the other kind of customer than `segment` ("home" or "business")."""
     if segment not in SEGMENT_WORDS:
         return False
-    folded = fold(text)
-    names = {kind for kind, words in SEGMENT_WORDS.items() if words.search(folded)}
+    names = segments_named(text)
     return bool(names) and segment not in names
+
+
+def one_kinds_rule(composed: Composed, section_segments: dict[str, str]) -> bool:
+    """Whether a composed reply states one kind of customer's rule: a sentence from a section written for home or
+    business customers only (`section_segments`: evidence id → segment, "" for everyone), or one that names a
+    single kind. A reply from sections for everyone that names no kind, or both, applies to whoever asks."""
+    return any(section_segments.get(sentence.passage) or len(segments_named(sentence.text)) == 1
+               for sentence in composed.sentences)
 
 
 def question_kind(query: str) -> str:
@@ -140,6 +153,7 @@ class Passage:
     text: str
     doc: str = ""
     language: str = ""
+    segment: str = ""  # the kind of customer its section is written for ("" for everyone)
 
 
 @dataclass(frozen=True)
@@ -241,6 +255,8 @@ def compose(query: str, passages: list[Passage], *, language: str, kind: str | N
                 scored.append((value, sentence))
     if not scored:
         return None
+    if not segment:
+        scored = _for_whoever_asks(scored, ordered, wanted, kind)
     scored.sort(key=lambda pair: (-pair[0], pair[1].passage, pair[1].order))
     if kind == LIST:
         chosen = _list(scored, ordered)
@@ -253,12 +269,45 @@ def compose(query: str, passages: list[Passage], *, language: str, kind: str | N
     return _written(chosen, kind)
 
 
+def _for_whoever_asks(scored: list[tuple[float, Sentence]], passages: list[Passage], wanted: set[str],
+                      kind: str) -> list[tuple[float, Sentence]]:
+    """For a customer whose kind is unknown, leave out a sentence of a section written for one kind of customer when a
+    passage for everyone that retrieval ranked above it holds the asked-for fact in a sentence saying as much of the
+    question: the rule for everyone is true for whoever asks ("el monto reclamado no genera recargo por mora", ranked
+    first, beside the home late-fee page's "no se cobra recargo sobre montos en reclamo")."""
+    written_for = {passage.id: passage.segment for passage in passages}
+    rank = {passage.id: position for position, passage in enumerate(passages)}
+
+    def said(sentence: Sentence) -> int:
+        return len(wanted & stems(sentence.text))
+
+    general = [(rank[s.passage], said(s)) for _v, s in scored
+               if not written_for.get(s.passage) and not s.example and (kind == OTHER or s.has(kind))]
+    if not general:
+        return scored
+
+    def outsaid(sentence: Sentence) -> bool:
+        return any(position < rank[sentence.passage] and says >= said(sentence) for position, says in general)
+
+    return [(v, s) for v, s in scored if not written_for.get(s.passage) or not outsaid(s)]
+
+
+# A sentence that leaves its subject to the one before it ("La instalación de fibra cuesta USD 30,00. La de Hogar
+# Básico, USD 20,00, y la empresarial USD 60,00."): the same rule for other plans or customers, read with it.
+_CONTINUES = re.compile(r"^(?:y\s+)?(?:la|el|las|los)\s+(?:de|del|para)\b", re.IGNORECASE)
+
+
 def _best(scored: list[tuple[float, Sentence]], kind: str) -> list[Sentence]:
-    """The best sentence holding the asked-for fact (a rule before an example), then one that adds to it."""
+    """The best sentence holding the asked-for fact (a rule before an example), then one that adds to it: the next
+    sentence when it only continues the first's subject ("La de Hogar Básico…"), else one that qualifies it."""
     top = [s for _v, s in scored if not s.example]
     with_fact = [s for s in top if kind == OTHER or s.has(kind)]
     first = (with_fact or top or [s for _v, s in scored])[0]
     chosen = [first]
+    continued = next((s for _v, s in scored if s.passage == first.passage and s.order == first.order + 1
+                      and _CONTINUES.match(s.text)), None)
+    if continued is not None:
+        return [first, continued]
     # A second sentence from the same passage, when it holds the kind of fact the first lacks or qualifies it.
     for value, sentence in scored:
         if sentence is first or sentence.passage != first.passage or value < 1 or sentence.example:

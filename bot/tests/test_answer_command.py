@@ -138,6 +138,23 @@ def test_someone_billing_does_not_know_is_asked_whether_home_or_business_when_th
     assert decision["options"] == ["hogar", "empresa"] and "hogar" in decision["reply"]
 
 
+def test_nobody_is_told_one_kind_of_customers_rule_when_its_page_ranks_twice_above_the_other():
+    # Two sections of the business late-fee page rank above the home one: they are one rule, not two votes, and the
+    # business fee alone is not an answer for someone who may be a home customer.
+    decision = answer("¿cuánto es el recargo si pago tarde?")
+    assert decision["outcome"] == "clarify", decision
+    assert "3,00" not in decision["reply"] and decision["options"] == ["hogar", "empresa"]
+
+
+def test_a_rule_written_for_everyone_is_answered_without_asking_which_kind_of_customer():
+    # The home and business late-fee pages rank beside it, but the disputes page says it for everyone.
+    decision = answer("tengo un reclamo abierto, igual me van a cobrar mora por ese monto?")
+    assert decision["outcome"] == "answered", decision
+    cited = {e["id"]: e["text"] for e in decision["evidence"]}
+    assert [cited[c].split("\n")[0] for c in decision["citations"]] == ["Reclamos sobre la factura"], decision
+    assert "reclamo" in decision["reply"] and "residencial" not in decision["reply"]
+
+
 def test_a_question_that_names_the_business_gets_the_business_rule_without_a_question():
     decision = answer("¿cuánto es el recargo por mora para empresas?")
     assert decision["outcome"] == "answered", decision

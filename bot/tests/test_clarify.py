@@ -189,3 +189,21 @@ def test_segment_decision_asks_only_when_both_kinds_have_a_passage_in_the_first_
     # Naming both kinds is not a choice, and is not asked either: the answer covers both.
     both = segment_decision("recargo de hogar y de empresa", ["home", "business"], language="es")
     assert both.chosen is None and not both.options
+
+
+def test_a_documents_second_passage_for_the_same_kind_does_not_push_the_other_kind_out_of_the_first_three():
+    from bot.clarify import segment_decision
+
+    # "¿cuánto es el recargo si pago tarde?" asked by nobody: the invoice-lines page, then two sections of the
+    # business late-fee page, then the home one. Two sections of one page are one rule: ask, do not quote it alone.
+    segments = ["", "business", "business", "home", "home"]
+    docs = ["factura-conceptos-es", "recargo-mora-empresarial-es", "recargo-mora-empresarial-es",
+            "recargo-mora-hogar-es", "recargo-mora-hogar-es"]
+    assert not segment_decision("cuanto es el recargo", segments, language="es").options
+    asked = segment_decision("cuanto es el recargo", segments, language="es", docs=docs)
+    assert [option.segment for option in asked.options] == ["home", "business"]
+    # Passages of different documents still count one each: a third kind-free page keeps the home rule out.
+    spread = segment_decision("cuanto es el recargo", ["", "business", "", "home"], language="es",
+                              docs=["factura-conceptos-es", "recargo-mora-empresarial-es", "ciclo-facturacion-es",
+                                    "recargo-mora-hogar-es"])
+    assert not spread.options

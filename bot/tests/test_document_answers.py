@@ -53,3 +53,18 @@ def test_a_sentence_for_the_other_kind_of_customer_is_left_out_of_a_known_custom
     assert business is not None and "una mensualidad" in business.reply and "residencial" not in business.reply
     unknown = compose(PENALTY, [CANCELLATION], language="es")
     assert unknown is not None and "No hay penalidad" in unknown.reply  # both rules may be given, each names its kind
+
+
+INSTALLATION = Passage(
+    "E1", "Instalación del servicio\nCosto de instalación\n\nLa instalación de cualquier plan Fibra cuesta USD 30,00 más "
+          "IVA. La de Hogar Básico, con antena, cuesta USD 20,00 más IVA, y la empresarial USD 60,00 más IVA. La "
+          "instalación de fibra es gratis para quien contrata el plan anual, y cuesta la mitad para quien llega "
+          "referido.", doc="instalacion-es", language="es")
+
+
+def test_a_sentence_that_continues_the_rule_for_other_plans_is_read_with_it():
+    # "La de Hogar Básico…" leaves "instalación" to the sentence before: it holds the other plans' prices.
+    composed = compose("¿cuánto cuesta la instalación?", [INSTALLATION], language="es")
+    assert composed is not None
+    assert composed.reply.startswith("La instalación de cualquier plan Fibra cuesta USD 30,00")
+    assert "la empresarial USD 60,00" in composed.reply and "referido" not in composed.reply
