@@ -71,7 +71,10 @@ _DURATION = re.compile(
     r"\b(\d+|un|una|uno|dos|tres|cuatro|cinco|seis|siete|ocho|diez|quince|treinta|one|two|three|four|five|six|"
     r"seven|ten|fifteen|thirty|24|48|72)\s+(d[ií]as?|horas?|hours?|days?|meses|mes|months?|semanas?|weeks?|"
     r"minutos|minutes|h[aá]biles|business|calendar|continuos)|\b(inmediat\w*|al instante|el mismo d[ií]a|same day|"
-    r"immediately|within|dentro de|hasta (el|la) \w+|antes (del|de la))\b", re.IGNORECASE)
+    r"immediately|within|dentro de|hasta (el|la) \w+|antes (del|de la))\b|"
+    # A point in time counted in days: "al día 15 después del vencimiento", "on day 30", "al décimo día".
+    r"\b(al|el|del|on|by|from) (d[ií]a|day) \d+\b|"
+    r"\b(primer|segundo|tercer|quinto|d[eé]cimo|decimoquinto)\s+d[ií]a\b", re.IGNORECASE)
 _STEP = re.compile(r"^\s*(\d+[.)]|entra|ingresa|env[ií]a|coloca|escribe|elige|selecciona|llama|ve |visita|usa|"
                    r"reporta|adjunta|go to|open|send|enter|choose|select|call|visit|use|report|attach|write|log in|"
                    r"first|primero|luego|then|después)\b|\b(opci[oó]n|option|portal|formulario|form|app|ticket)\b",

@@ -3,10 +3,11 @@
 Used when no model is configured (the demo and CI). Each is a measuring instrument with its own blind spots, so
 each has a version, and its TPR/TNR are measured against human labels under that version like a model judge's.
 `LexicalJudge` ("lexical-support-1") checks every claim's numbers and words against the passages.
-`LexicalBillJudge` ("lexical-support-3", the one in use) reads a claim about a bill the way a person checks it
+`LexicalBillJudge` (`LEXICAL_JUDGE_VERSION`, the one in use) reads a claim about a bill the way a person checks it
 against the turn's billing findings (evals/bill_reading.py) — the change and its sign, the causes, the months,
 a payment's state — and counts the figures the grounding verifier derived from two evidence amounts as
-supported; other claims it checks as version 1 does, and a claim that negates the passage it copies fails.
+supported; other claims it checks as version 1 does, and a claim that negates the passage it copies, puts a
+figure on the wrong thing, or gives a rule while leaving out the exception the question asks about fails.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from core.text import fold, number_key
 from evals.bill_reading import MONTHS, Finding, bill_problems, has_words, names_the_bill
 from evals.judgement import EvidenceItem, Judgement
 
-LEXICAL_JUDGE_VERSION = "lexical-support-4"  # the offline judge in use: LexicalBillJudge
+LEXICAL_JUDGE_VERSION = "lexical-support-5"  # the offline judge in use: LexicalBillJudge
 # A claim is supported when at least this share of its content words occurs in ONE passage.
 LEXICAL_MIN_SHARE = 0.6
 _STEM = 5  # words compare on their first 5 letters: "reconexion" ~ "reconexiones", "cobran" ~ "cobrar"
@@ -182,8 +183,9 @@ _NEGATION_RE = re.compile(r"\b(no|not|cannot|can't|nunca|never|tampoco|ningun|ni
 
 
 class LexicalBillJudge(LexicalJudge):
-    """The offline judge that reads bills ("lexical-support-3"; version 2 read "VES 440.80" as no amount, judged the
-    words after a sentence's last citation as a claim of their own, and faulted a cause the finding itself names).
+    """The offline judge that reads bills (version 2 read "VES 440.80" as no amount, judged the words after a
+    sentence's last citation as a claim of their own, and faulted a cause the finding itself names; version 4 added
+    the figure put on the wrong thing; version 5 the exception the question asks about and the answer leaves out).
 
     A claim that speaks of the bill — it states a figure of a billing finding, or names the bill's change, a
     cause or a payment's state — is checked against the findings the way a person reads them
@@ -192,8 +194,9 @@ class LexicalBillJudge(LexicalJudge):
     grounding verifier derived from two evidence amounts (`verified`), and at least half of its content words
     must be in the findings or be the words a bill explanation is phrased with. Any other claim is checked as
     version 1 checks it (numbers in the evidence, 60 % of its content words in one passage), and fails when it
-    negates the passage sentence it copies (or drops that sentence's negation), or copies a rule of a passage
-    about one plan or offer (the trial, the annual plan, the welcome discount) without naming it when the
+    negates the passage sentence it copies (or drops that sentence's negation), gives its rule while leaving out
+    the passage's exception to it that the question asks about, or copies a rule of a passage about one plan or
+    offer (the trial, the annual plan, the welcome discount) without naming it when the
     question does not. Every claim fails that gives an amount in a currency the evidence never gives it in.
 
     Its rules were chosen on the train and dev splits of the committed human labels; docs/evals.md reports its
@@ -228,7 +231,7 @@ class LexicalBillJudge(LexicalJudge):
                 problems += bill_problems(sentence, findings)
                 problems += _bill_words(sentence, finding_stems)
             else:
-                problems += _passage_words(sentence, passages, question=question)
+                problems += _passage_words(sentence, passages, question=question, answer=answer)
             if problems:
                 unsupported.append(f"«{sentence}»: {'; '.join(problems)}")
         return _verdict(self, claims, unsupported)
@@ -243,7 +246,7 @@ def _bill_words(sentence: str, finding_stems: set[str]) -> list[str]:
         f"{share:.0%} of its words in the billing findings (needs {BILL_MIN_SHARE:.0%})"]
 
 
-def _passage_words(sentence: str, passages: list[tuple[str, str]], *, question: str) -> list[str]:
+def _passage_words(sentence: str, passages: list[tuple[str, str]], *, question: str, answer: str = "") -> list[str]:
     """Return why a claim is not supported by one passage: too few of its words there, a negation turned, or a
     rule of one plan given without naming the plan."""
     stems = _content_stems(sentence)
@@ -259,7 +262,31 @@ def _passage_words(sentence: str, passages: list[tuple[str, str]], *, question: 
         return [f"turns the negation of the passage's «{source.strip()[:80]}»"]
     passage = dict(passages)[best_id]
     scope = scope_problem(sentence, passage=passage, question=question)
-    return [scope] if scope else misattributed(sentence, passage)
+    return [scope] if scope else misattributed(sentence, passage) + left_out_exception(answer, passage,
+                                                                                      question=question)
+
+
+# A passage sentence that takes something out of its rule ("Lo único que no se devuelve es el IGTF…").
+_EXCEPTION_RE = re.compile(r"\b(lo unico que no|excepto|salvo que|salvo|a excepcion|except|unless|other than|"
+                           r"the only thing not|is not refunded|no se devuelve|no se reembolsa)\b")
+
+
+def left_out_exception(answer: str, passage: str, *, question: str) -> list[str]:
+    """Return why an answer gives a passage's rule but leaves out the exception the question asks about: a sentence
+    of the passage excepting something is the only one that speaks of a word of the question, and the answer never
+    says it ("¿me devuelven el IGTF?" answered "te devolvemos el 100 %" from a passage whose only sentence on the
+    IGTF is "lo único que no se devuelve es el IGTF"). The question's verbs ("devuelven") are in the rule too."""
+    asked = _content_stems(question) - _content_stems(answer)
+    if not asked:
+        return []
+    pieces = [piece for piece in re.split(r"(?<=[.!?])\s+|\n+", passage) if piece.strip()]
+    for number, piece in enumerate(pieces):
+        if not _EXCEPTION_RE.search(fold(piece)):
+            continue
+        elsewhere = set().union(*(_content_stems(other) for n, other in enumerate(pieces) if n != number))
+        if asked & (_content_stems(piece) - elsewhere):
+            return [f"leaves out the exception the question asks about: «{piece.strip()[:90]}»"]
+    return []
 
 
 # A figure's object: the word after "USD 35,00 por el …", "20 % de …", "USD 3,00 for the …" (a preposition right

@@ -68,3 +68,15 @@ def test_a_sentence_that_continues_the_rule_for_other_plans_is_read_with_it():
     assert composed is not None
     assert composed.reply.startswith("La instalación de cualquier plan Fibra cuesta USD 30,00")
     assert "la empresarial USD 60,00" in composed.reply and "referido" not in composed.reply
+
+
+def test_a_point_in_time_counted_in_days_answers_a_how_many_days_question():
+    late_fee = Passage("E1", "Conceptos de la factura\nQué significa cada línea\n\nEl recargo por mora equivale al 5 % "
+                             "del saldo vencido, y solo se genera cuando pasan los cinco días de gracia después del "
+                             "vencimiento.", doc="factura-conceptos-es", language="es")
+    calendar = Passage("E2", "Suspensión del servicio por falta de pago\nCalendario\n\nAl décimo día después del "
+                             "vencimiento llega el aviso de suspensión. Al día 15 después del vencimiento el servicio "
+                             "se suspende.", doc="suspension-falta-pago-es", language="es")
+    composed = compose("¿a los cuántos días de vencida la factura me suspenden el servicio?", [late_fee, calendar],
+                       language="es")
+    assert composed is not None and composed.evidence_ids == ["E2"] and "Al día 15" in composed.reply

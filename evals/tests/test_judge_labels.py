@@ -114,8 +114,8 @@ def test_the_offline_judge_in_use_agrees_with_the_labels_on_dev_as_docs_evals_sa
     for judge in (LexicalJudge(), LexicalBillJudge()):
         judge_labelled(judge=judge, limit=1000)
     old = calibration_report(judge_version="lexical-support-1", split="dev")
-    new = calibration_report(judge_version="lexical-support-4", split="dev")
-    assert (new["true_passes"], new["human_passes"], new["true_fails"], new["human_fails"]) == (18, 18, 25, 26)
+    new = calibration_report(judge_version="lexical-support-5", split="dev")
+    assert (new["true_passes"], new["human_passes"], new["true_fails"], new["human_fails"]) == (18, 18, 26, 26)
     assert (old["true_passes"], old["true_fails"]) == (15, 21)
     assert not JudgeTestRead.objects.exists()  # dev only: the test split was not read
 
@@ -180,6 +180,22 @@ def test_a_figure_put_on_the_wrong_thing_fails_and_a_list_written_label_first_is
                        evidence=[listed]).verdict == "pass"
 
 
+def test_a_rule_given_without_the_exception_the_question_asks_about_fails():
+    passage = JudgeEvidence("E1", "Reembolso del plan anual\nCancelación dentro de los primeros 14 días\n\nSi cancelas "
+                                  "dentro de los 14 días te devolvemos el 100 % de lo pagado. Lo único que no se "
+                                  "devuelve es el IGTF, si pagaste en divisas. El depósito se devuelve aparte.")
+    judge = LexicalBillJudge()
+    rule = "Si cancelas el plan anual dentro de los 14 días te devolvemos el 100 % de lo pagado [E1]."
+    asked = judge.judge(answer=rule, evidence=[passage], question="si pagué el anual por zelle, ¿me devuelven el igtf también?")
+    assert asked.verdict == "fail" and "leaves out the exception" in asked.reason
+    # The question's own verb is in the rule too ("devuelve"): asked only that, the rule is the answer.
+    assert judge.judge(answer=rule, evidence=[passage],
+                       question="si cancelo el plan anual a la semana, ¿me devuelven todo?").verdict == "pass"
+    both = rule[:-1] + " Lo único que no se devuelve es el IGTF, si pagaste en divisas [E1]."
+    assert judge.judge(answer=both, evidence=[passage],
+                       question="si pagué el anual por zelle, ¿me devuelven el igtf también?").verdict == "pass"
+
+
 def test_a_fee_that_went_up_is_not_read_as_the_bills_change_and_a_due_date_is_bill_wording():
     findings = [JudgeEvidence("E1", "Diferencia factura 2026-10 vs 2026-09 = Bs. 634,14", "634.14", "invoice_delta"),
                 JudgeEvidence("E2", "Mensualidad Fibra 300 Bs. 1.400,00; Fibra 600 Bs. 1.800,00", "1800.00",
@@ -240,20 +256,20 @@ def test_each_read_of_the_test_split_is_recorded_and_a_second_is_not_final(clien
     client.force_login(make_staff("ana", "analyst"))
     url = reverse("evals:calibration")
 
-    dev = text_of(client.get(url, {"judge_version": "lexical-support-4", "split": "dev"}).content.decode())
-    assert "The test split has not been read for lexical-support-4" in dev and not JudgeTestRead.objects.exists()
+    dev = text_of(client.get(url, {"judge_version": "lexical-support-5", "split": "dev"}).content.decode())
+    assert "The test split has not been read for lexical-support-5" in dev and not JudgeTestRead.objects.exists()
 
-    first = text_of(client.get(url, {"judge_version": "lexical-support-4", "split": "test"}).content.decode())
-    assert "The test split's first read for lexical-support-4: these figures are final" in first
-    second = text_of(client.get(url, {"judge_version": "lexical-support-4", "split": "test"}).content.decode())
-    assert "The test split was already read for lexical-support-4" in second
+    first = text_of(client.get(url, {"judge_version": "lexical-support-5", "split": "test"}).content.decode())
+    assert "The test split's first read for lexical-support-5: these figures are final" in first
+    second = text_of(client.get(url, {"judge_version": "lexical-support-5", "split": "test"}).content.decode())
+    assert "The test split was already read for lexical-support-5" in second
     assert "2 reads with this one. These figures are not final (the same labels and verdicts as the first read)" \
         in second
-    reads = list(JudgeTestRead.objects.filter(judge_version="lexical-support-4"))
+    reads = list(JudgeTestRead.objects.filter(judge_version="lexical-support-5"))
     assert [read.purpose for read in reads] == ["calibration page"] * 2 and reads[0].reader.username == "ana"
     assert "final" in second and "not final" in second
-    dev = text_of(client.get(url, {"judge_version": "lexical-support-4", "split": "dev"}).content.decode())
-    assert "The test split was read 2 times for lexical-support-4" in dev
+    dev = text_of(client.get(url, {"judge_version": "lexical-support-5", "split": "dev"}).content.decode())
+    assert "The test split was read 2 times for lexical-support-5" in dev
     assert JudgeTestRead.objects.count() == 2  # showing dev reads nothing of test
 
 
@@ -268,6 +284,6 @@ def test_the_gate_prints_the_judges_figures_and_records_its_read_of_the_test_spl
     command._calibrate(config, golden_set=golden_set)
     out = command.stdout._out.getvalue()
     assert "human labels evals/fixtures/judge_labels.jsonl: 136 labels" in out
-    assert re.search(r"judge lexical-support-4 against the labels: dev TPR 1\.000 \(18/18\) TNR 0\.962 \(25/26\) · "
+    assert re.search(r"judge lexical-support-5 against the labels: dev TPR 1\.000 \(18/18\) TNR 1\.000 \(26/26\) · "
                      r"test TPR \d\.\d{3} \(\d+/\d+\) TNR \d\.\d{3} \(\d+/\d+\) · the test split's first read", out)
     assert JudgeTestRead.objects.get().purpose == "gate, gates_ci.toml"
