@@ -12,7 +12,7 @@ cited. The reply still goes through the grounding verifier and the relevance che
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from core.text import fold
 
@@ -269,7 +269,33 @@ def compose(query: str, passages: list[Passage], *, language: str, kind: str | N
         chosen = _best(scored, kind)
     if not chosen:
         return None
+    if not segment:
+        chosen = _labelled(chosen, {passage.id: passage.segment for passage in ordered}, language)
     return _written(chosen, kind)
+
+
+# Whose rule a sentence states, said in front of it for a customer whose kind is unknown.
+KIND_LABELS = {"es": {"home": "Cuentas residenciales", "business": "Cuentas empresariales"},
+               "en": {"home": "Home accounts", "business": "Business accounts"}}
+
+
+def _labelled(chosen: list[Sentence], written_for: dict[str, str], language: str) -> list[Sentence]:
+    """For a customer whose kind is unknown, when the passages hold the other kind's own rule too, label the first
+    sentence taken from a section written for one kind, unless it says which ("Cuentas residenciales: Al día 15
+    después del vencimiento el servicio se suspende."): that rule is given as that kind's, never as everyone's.
+    A subject only one kind has (the annual plan is for homes) is not labelled: nobody else has another rule."""
+    labels = KIND_LABELS.get(language, KIND_LABELS["es"])
+    present = set(written_for.values())
+    out, done = [], set()
+    for sentence in chosen:
+        kind = written_for.get(sentence.passage, "")
+        other = "business" if kind == "home" else "home"
+        if (kind in labels and other in present and sentence.passage not in done and not sentence.list_item
+                and not segments_named(sentence.text)):
+            sentence = replace(sentence, text=f"{labels[kind]}: {sentence.text}")
+            done.add(sentence.passage)
+        out.append(sentence)
+    return out
 
 
 def _for_whoever_asks(scored: list[tuple[float, Sentence]], passages: list[Passage], wanted: set[str],

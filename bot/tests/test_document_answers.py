@@ -80,3 +80,18 @@ def test_a_point_in_time_counted_in_days_answers_a_how_many_days_question():
     composed = compose("¿a los cuántos días de vencida la factura me suspenden el servicio?", [late_fee, calendar],
                        language="es")
     assert composed is not None and composed.evidence_ids == ["E2"] and "Al día 15" in composed.reply
+
+
+def test_an_unknown_senders_answer_from_one_kinds_section_says_whose_rule_it_is():
+    home = Passage("E1", "Suspensión del servicio por falta de pago\nCalendario para cuentas residenciales\n\nAl día 15 "
+                         "después del vencimiento el servicio se suspende.", doc="suspension-falta-pago-es",
+                   language="es", segment="home")
+    business = Passage("E2", "Suspensión del servicio por falta de pago\nCalendario para cuentas empresariales\n\nLas "
+                             "cuentas empresariales se suspenden a los 30 días del vencimiento.",
+                       doc="suspension-falta-pago-es", language="es", segment="business")
+    question = "¿a los cuántos días de vencida la factura me suspenden el servicio?"
+    unknown = compose(question, [home, business], language="es")
+    assert unknown is not None and unknown.reply.startswith("Cuentas residenciales: Al día 15")
+    # Known to be a home customer: no label; only one kind's rule retrieved: nobody else has another, no label.
+    assert compose(question, [home, business], language="es", segment="home").reply.startswith("Al día 15")
+    assert compose(question, [home], language="es").reply.startswith("Al día 15")
