@@ -34,6 +34,9 @@ STOPWORDS = frozenset({
     "would", "qué", "cuál", "me", "nos", "pasa", "happens", "hacer", "tiene", "get", "from", "about", "many",
     "cuantos", "cuantas", "long", "do", "does", "did", "was", "were", "son", "está", "esta", "estan", "bien",
 })
+# The verbs of a price question say how it is asked, not what about: the amount kind stands for them when a sentence
+# is chosen ("Cuesta USD 15,00." is not an answer to "¿cuánto cuesta la reconexión?").
+_PRICE_VERBS = frozenset({"cuesta", "cuestan", "costo", "cost", "costs", "vale", "valen"})
 
 _KIND_CUES = (
     (DURATION, re.compile(
@@ -145,7 +148,8 @@ def question_kind(query: str) -> str:
 
 def stems(text: str) -> set[str]:
     """Return the content words of a text, folded and cut to five letters ("pagos"/"pagar" → "pagos"/"pagar")."""
-    return {w[:5] for w in _WORD.findall(fold(text, case="lower")) if w not in STOPWORDS and len(w) > 2}
+    return {w[:5] for w in _WORD.findall(fold(text, case="lower"))
+            if w not in STOPWORDS and w not in _PRICE_VERBS and len(w) > 2}
 
 
 @dataclass(frozen=True)
@@ -167,6 +171,7 @@ class Sentence:
     order: int  # position in the passage
     list_item: bool = False
     lead: bool = False  # the sentence that introduces a list ("…:")
+    before: str = ""  # the sentence before it in its paragraph, which may hold the subject it leaves out
 
     @property
     def example(self) -> bool:
@@ -215,11 +220,13 @@ def sentences_of(passage: Passage) -> list[Sentence]:
                 found.append(Sentence(passage.id, re.sub(r"^([-•*]|\d+[.)])\s+", "", row), heading, len(found),
                                       list_item=True))
                 continue
+            before = ""
             for piece in _SENTENCE.split(row):
                 piece = piece.strip()
                 if len(piece) >= 12 and not piece.startswith("#"):
                     found.append(Sentence(passage.id, piece, heading, len(found),
-                                          lead=piece.endswith(":") and bool(items)))
+                                          lead=piece.endswith(":") and bool(items), before=before))
+                    before = piece
     return found
 
 
@@ -266,7 +273,7 @@ def compose(query: str, passages: list[Passage], *, language: str, kind: str | N
     elif kind == PROCEDURE:
         chosen = _steps(scored)
     else:
-        chosen = _best(scored, kind)
+        chosen = _best(scored, kind, wanted)
     if not chosen:
         return None
     if not segment:
@@ -326,13 +333,18 @@ def _for_whoever_asks(scored: list[tuple[float, Sentence]], passages: list[Passa
 _CONTINUES = re.compile(r"^(?:y\s+)?(?:la|el|las|los)\s+(?:de|del|para)\b", re.IGNORECASE)
 
 
-def _best(scored: list[tuple[float, Sentence]], kind: str) -> list[Sentence]:
+def _best(scored: list[tuple[float, Sentence]], kind: str, wanted: set[str] | None = None) -> list[Sentence]:
     """The best sentence holding the asked-for fact (a rule before an example), then one that adds to it: the next
     sentence when it only continues the first's subject ("La de Hogar Básico…"), else one that qualifies it."""
     top = [s for _v, s in scored if not s.example]
     with_fact = [s for s in top if kind == OTHER or s.has(kind)]
     first = (with_fact or top or [s for _v, s in scored])[0]
     chosen = [first]
+    if wanted is not None and not wanted & stems(first.text) and wanted & stems(first.before):
+        # It names nothing the question asks about; the sentence before does: it goes with it.
+        previous = next((s for _v, s in scored if s.passage == first.passage and s.order == first.order - 1), None)
+        if previous is not None:
+            return [previous, first]
     continued = next((s for _v, s in scored if s.passage == first.passage and s.order == first.order + 1
                       and _CONTINUES.match(s.text)), None)
     if continued is not None:

@@ -95,3 +95,13 @@ def test_an_unknown_senders_answer_from_one_kinds_section_says_whose_rule_it_is(
     # Known to be a home customer: no label; only one kind's rule retrieved: nobody else has another, no label.
     assert compose(question, [home, business], language="es", segment="home").reply.startswith("Al día 15")
     assert compose(question, [home], language="es").reply.startswith("Al día 15")
+
+
+def test_a_price_verb_is_not_the_topic_and_a_sentence_that_leaves_out_its_subject_goes_with_the_one_before():
+    lines = Passage("E1", "Conceptos de la factura\nQué significa cada línea\n\nEl cargo por reconexión solo existe si el "
+                          "servicio fue suspendido por falta de pago. En planes residenciales es de Bs. 350,00; en "
+                          "cuentas empresariales es de USD 10,00.\n\nLa línea de visita técnica aparece cuando un "
+                          "técnico fue a tu casa. Cuesta USD 15,00.", doc="factura-conceptos-es", language="es")
+    composed = compose("¿cuánto cuesta la reconexión del servicio?", [lines], language="es")
+    assert composed is not None and "USD 15,00" not in composed.reply
+    assert composed.reply.startswith("El cargo por reconexión") and "Bs. 350,00" in composed.reply
