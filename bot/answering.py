@@ -233,9 +233,7 @@ def _answer_is_one_kinds(query: str, chunks, language: str) -> bool:
     passages = [Passage(f"E{n}", hit.text, doc=hit.doc, language=hit.language, segment=hit.segment)
                 for n, hit in enumerate(chunks, 1)]
     composed = compose(query, passages, language=language)
-    if composed is None:
-        return True
-    return one_kinds_rule(composed, {f"E{n}": hit.segment for n, hit in enumerate(chunks, 1)})
+    return composed is None or one_kinds_rule(composed, passages)
 
 
 def _profile(recorder, billing, context: TurnContext, known: dict, *, query: str, chosen, language: str):

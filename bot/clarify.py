@@ -225,13 +225,7 @@ def segment_decision(query: str, segments: list[str], *, language: str, docs: li
     # Both kinds of customer have their own rule among the first three passages: the answer depends on which
     # customer asks. A kind further down only touches the subject.
     if docs is not None:
-        seen: set[tuple[str, str]] = set()
-        distinct = []
-        for doc, segment in zip(docs, segments, strict=True):
-            if (doc, segment) not in seen:
-                seen.add((doc, segment))
-                distinct.append(segment)
-        segments = distinct
+        segments = [segment for _doc, segment in dict.fromkeys(zip(docs, segments, strict=True))]
     top = segments[:3]
     if named_segments or not {"home", "business"} <= set(top):
         return Decision()

@@ -124,11 +124,12 @@ def for_other_segment(text: str, segment: str) -> bool:
     return bool(names) and segment not in names
 
 
-def one_kinds_rule(composed: Composed, section_segments: dict[str, str]) -> bool:
-    """Whether a composed reply states one kind of customer's rule: a sentence from a section written for home or
-    business customers only (`section_segments`: evidence id → segment, "" for everyone), or one that names a
-    single kind. A reply from sections for everyone that names no kind, or both, applies to whoever asks."""
-    return any(section_segments.get(sentence.passage) or len(segments_named(sentence.text)) == 1
+def one_kinds_rule(composed: Composed, passages: list[Passage]) -> bool:
+    """Whether a reply composed from `passages` states one kind of customer's rule: a sentence from a section
+    written for home or business customers only, or one that names a single kind. A reply from sections for
+    everyone that names no kind, or both, applies to whoever asks."""
+    written_for = {passage.id: passage.segment for passage in passages}
+    return any(written_for.get(sentence.passage) or len(segments_named(sentence.text)) == 1
                for sentence in composed.sentences)
 
 
@@ -265,8 +266,9 @@ def compose(query: str, passages: list[Passage], *, language: str, kind: str | N
                 scored.append((value, sentence))
     if not scored:
         return None
+    written_for = {passage.id: passage.segment for passage in ordered}
     if not segment:
-        scored = _for_whoever_asks(scored, ordered, wanted, kind)
+        scored = _for_whoever_asks(scored, ordered, written_for, wanted, kind)
     scored.sort(key=lambda pair: (-pair[0], pair[1].passage, pair[1].order))
     if kind == LIST:
         chosen = _list(scored, ordered)
@@ -277,7 +279,7 @@ def compose(query: str, passages: list[Passage], *, language: str, kind: str | N
     if not chosen:
         return None
     if not segment:
-        chosen = _labelled(chosen, {passage.id: passage.segment for passage in ordered}, language)
+        chosen = _labelled(chosen, written_for, language)
     return _written(chosen, kind)
 
 
@@ -305,13 +307,12 @@ def _labelled(chosen: list[Sentence], written_for: dict[str, str], language: str
     return out
 
 
-def _for_whoever_asks(scored: list[tuple[float, Sentence]], passages: list[Passage], wanted: set[str],
-                      kind: str) -> list[tuple[float, Sentence]]:
+def _for_whoever_asks(scored: list[tuple[float, Sentence]], passages: list[Passage], written_for: dict[str, str],
+                      wanted: set[str], kind: str) -> list[tuple[float, Sentence]]:
     """For a customer whose kind is unknown, leave out a sentence of a section written for one kind of customer when a
     passage for everyone that retrieval ranked above it holds the asked-for fact in a sentence saying as much of the
     question: the rule for everyone is true for whoever asks ("el monto reclamado no genera recargo por mora", ranked
     first, beside the home late-fee page's "no se cobra recargo sobre montos en reclamo")."""
-    written_for = {passage.id: passage.segment for passage in passages}
     rank = {passage.id: position for position, passage in enumerate(passages)}
 
     def said(sentence: Sentence) -> int:
@@ -333,14 +334,14 @@ def _for_whoever_asks(scored: list[tuple[float, Sentence]], passages: list[Passa
 _CONTINUES = re.compile(r"^(?:y\s+)?(?:la|el|las|los)\s+(?:de|del|para)\b", re.IGNORECASE)
 
 
-def _best(scored: list[tuple[float, Sentence]], kind: str, wanted: set[str] | None = None) -> list[Sentence]:
+def _best(scored: list[tuple[float, Sentence]], kind: str, wanted: set[str]) -> list[Sentence]:
     """The best sentence holding the asked-for fact (a rule before an example), then one that adds to it: the next
     sentence when it only continues the first's subject ("La de Hogar Básico…"), else one that qualifies it."""
     top = [s for _v, s in scored if not s.example]
     with_fact = [s for s in top if kind == OTHER or s.has(kind)]
     first = (with_fact or top or [s for _v, s in scored])[0]
     chosen = [first]
-    if wanted is not None and not wanted & stems(first.text) and wanted & stems(first.before):
+    if not wanted & stems(first.text) and wanted & stems(first.before):
         # It names nothing the question asks about; the sentence before does: it goes with it.
         previous = next((s for _v, s in scored if s.passage == first.passage and s.order == first.order - 1), None)
         if previous is not None:

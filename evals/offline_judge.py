@@ -279,7 +279,7 @@ def left_out_exception(answer: str, passage: str, *, question: str) -> list[str]
     asked = _content_stems(question) - _content_stems(answer)
     if not asked:
         return []
-    pieces = [piece for piece in re.split(r"(?<=[.!?])\s+|\n+", passage) if piece.strip()]
+    pieces = _passage_sentences(passage)
     for number, piece in enumerate(pieces):
         if not _EXCEPTION_RE.search(fold(piece)):
             continue
@@ -321,9 +321,14 @@ def misattributed(claim: str, passage: str) -> list[str]:
     return problems
 
 
+def _passage_sentences(text: str) -> list[str]:
+    """Return a passage's sentences and lines."""
+    return [piece for piece in re.split(r"(?<=[.!?])\s+|\n+", text) if piece.strip()]
+
+
 def _closest_sentence(stems: set[str], passages: list[tuple[str, str]]) -> str:
     """Return the passage sentence sharing most content words with the claim."""
-    candidates = [piece for _, text in passages for piece in re.split(r"(?<=[.!?])\s+|\n+", text) if piece.strip()]
+    candidates = [piece for _, text in passages for piece in _passage_sentences(text)]
     return max(candidates, key=lambda piece: len(stems & _content_stems(piece)), default="")
 
 

@@ -162,8 +162,8 @@ def _run_case(run: EvalRun, row: dict, *, writer, billing, judge, timer):
         ranked_docs=outcome.ranked_docs, latency_ms=round(searched_ms, 3),
         retrieval=[{key: getattr(hit, key) for key in RETRIEVAL_KEYS} for hit in found.fused],
     )
-    cited = _answer(item, row, writer=writer, billing=billing, timer=timer) if not run.retrieval_only else ""
-    kept = getattr(item, "kept_for_customer", None)
+    cited, kept = (_answer(item, row, writer=writer, billing=billing, timer=timer) if not run.retrieval_only
+                   else ("", None))
     if kept is not None:  # scored on what retrieval kept for this customer, as the bot searched
         outcome = case_outcome(case, kept)
         item.first_hit_rank, item.ranked_docs = outcome.first_hit_rank, outcome.ranked_docs
@@ -181,8 +181,9 @@ def _run_case(run: EvalRun, row: dict, *, writer, billing, judge, timer):
     return item, outcome, bool(case.hits)
 
 
-def _answer(item: EvalRunItem, row: dict, *, writer, billing, timer) -> str:
-    """Put the case through the real answer path, record what it did on the item; return the cited draft."""
+def _answer(item: EvalRunItem, row: dict, *, writer, billing, timer) -> tuple[str, list[str] | None]:
+    """Put the case through the real answer path, record what it did on the item; return the cited draft and, for a
+    case with a customer, the documents the bot's search kept for them (best first; None otherwise)."""
     result = answer_query(query=row["query"], language=row.get("language") or "es",
                           customer_id=row.get("customer_id") or "", history=_history(row.get("context")),
                           writer=writer, billing=billing, clock=timer)
@@ -201,11 +202,12 @@ def _answer(item: EvalRunItem, row: dict, *, writer, billing, timer) -> str:
     else:
         item.outcome, item.answer = "answered", outcome.text
     item.evidence = draft.evidence
+    kept = None
     if row.get("customer_id") and draft.retrieval:
         # A known customer's search leaves out the passages written for other customers (their segment, their
         # plan): the case's retrieval is what the bot kept for them, not a search that knows nobody.
         ranked = sorted(draft.retrieval, key=lambda hit: hit["rank"])
-        item.kept_for_customer = [hit["doc"] for hit in ranked if hit["kept"]]
+        kept = [hit["doc"] for hit in ranked if hit["kept"]]
         item.retrieval = [{key: hit.get(key) for key in RETRIEVAL_KEYS} for hit in ranked]
     fell_back = draft.fallback in ("template", "quote") and bool(draft.fallback_draft)
     if fell_back:  # the verified-only answer was what went out: its verdict is the one that counts
@@ -222,7 +224,7 @@ def _answer(item: EvalRunItem, row: dict, *, writer, billing, timer) -> str:
         cited = next((a["reply"] for a in reversed(draft.attempts) if a.get("verdict", {}).get("grounded")),
                      item.answer)
     item.cited_answer = cited if item.outcome == "answered" else ""
-    return cited
+    return cited, kept
 
 
 def _history(context) -> list[tuple[str, str]]:
