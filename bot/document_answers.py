@@ -147,10 +147,21 @@ def question_kind(query: str) -> str:
     return OTHER
 
 
+# A one-letter code after the word it names ("ciclo B", "plan A"): the letter is what tells the thing apart, and a
+# one-letter word is no content word on its own. "I" is the English pronoun, never a code.
+_CODE = re.compile(r"\b([^\W\d_]{3,})\s+([A-HJ-Z])\b(?![.,]?\w)")
+
+
 def stems(text: str) -> set[str]:
-    """Return the content words of a text, folded and cut to five letters ("pagos"/"pagar" → "pagos"/"pagar")."""
-    return {w[:5] for w in _WORD.findall(fold(text, case="lower"))
-            if w not in STOPWORDS and w not in _PRICE_VERBS and len(w) > 2}
+    """Return the content words of a text, folded and cut to five letters ("pagos"/"pagar" → "pagos"/"pagar"), and
+    each lettered name it holds as one word ("ciclo B" → "ciclo b")."""
+    found = {w[:5] for w in _WORD.findall(fold(text, case="lower"))
+             if w not in STOPWORDS and w not in _PRICE_VERBS and len(w) > 2}
+    for word, letter in _CODE.findall(text):
+        folded = fold(word, case="lower")
+        if folded not in STOPWORDS:
+            found.add(f"{folded[:5]} {letter.lower()}")
+    return found
 
 
 @dataclass(frozen=True)
@@ -275,7 +286,7 @@ def compose(query: str, passages: list[Passage], *, language: str, kind: str | N
     elif kind == PROCEDURE:
         chosen = _steps(scored)
     else:
-        chosen = _best(scored, kind, wanted)
+        chosen = _best(scored, kind, wanted, both_kinds=not segment)
     if not chosen:
         return None
     if not segment:
@@ -334,9 +345,12 @@ def _for_whoever_asks(scored: list[tuple[float, Sentence]], passages: list[Passa
 _CONTINUES = re.compile(r"^(?:y\s+)?(?:la|el|las|los)\s+(?:de|del|para)\b", re.IGNORECASE)
 
 
-def _best(scored: list[tuple[float, Sentence]], kind: str, wanted: set[str]) -> list[Sentence]:
+def _best(scored: list[tuple[float, Sentence]], kind: str, wanted: set[str], *,
+          both_kinds: bool = False) -> list[Sentence]:
     """The best sentence holding the asked-for fact (a rule before an example), then one that adds to it: the next
-    sentence when it only continues the first's subject ("La de Hogar Básico…"), else one that qualifies it."""
+    sentence when it only continues the first's subject ("La de Hogar Básico…"); with `both_kinds` (whoever asks
+    may be either kind of customer), the other kind's rule beside a sentence that names one kind ("For home plans …
+    USD 25.00. For business plans it is USD 60.00."); else one that qualifies it."""
     top = [s for _v, s in scored if not s.example]
     with_fact = [s for s in top if kind == OTHER or s.has(kind)]
     first = (with_fact or top or [s for _v, s in scored])[0]
@@ -350,6 +364,13 @@ def _best(scored: list[tuple[float, Sentence]], kind: str, wanted: set[str]) -> 
                       and _CONTINUES.match(s.text)), None)
     if continued is not None:
         return [first, continued]
+    named = segments_named(first.text)
+    if both_kinds and len(named) == 1:
+        other = next((s for _v, s in scored if s.passage == first.passage and abs(s.order - first.order) <= 2
+                      and not s.example and segments_named(s.text) == {"home", "business"} - named
+                      and (kind == OTHER or s.has(kind))), None)
+        if other is not None:
+            return sorted([first, other], key=lambda s: s.order)
     # A second sentence from the same passage, when it holds the kind of fact the first lacks or qualifies it.
     for value, sentence in scored:
         if sentence is first or sentence.passage != first.passage or value < 1 or sentence.example:

@@ -105,3 +105,24 @@ def test_a_price_verb_is_not_the_topic_and_a_sentence_that_leaves_out_its_subjec
     composed = compose("¿cuánto cuesta la reconexión del servicio?", [lines], language="es")
     assert composed is not None and "USD 15,00" not in composed.reply
     assert composed.reply.startswith("El cargo por reconexión") and "Bs. 350,00" in composed.reply
+
+
+DEPOSIT = Passage("E1", "Equipment Deposit\nDeposit amount\n\nBefore installation you pay a security deposit for the "
+                        "equipment left at your home or business. For home plans the deposit is USD 25.00. For "
+                        "business plans it is USD 60.00. The deposit carries no VAT.", doc="equipment-deposit-en",
+                  language="en")
+
+
+def test_an_unknown_sender_gets_both_kinds_rules_when_one_section_gives_each():
+    unknown = compose("How much is the equipment deposit?", [DEPOSIT], language="en")
+    assert unknown is not None and "USD 25.00" in unknown.reply and "USD 60.00" in unknown.reply
+    home = compose("How much is the equipment deposit?", [DEPOSIT], language="en", segment="home")
+    assert home is not None and "USD 25.00" in home.reply and "USD 60.00" not in home.reply
+
+
+def test_a_lettered_name_is_what_the_question_is_about():
+    cycles = Passage("E1", "Ciclo de facturación\nCómo se asigna tu ciclo\n\nEl ciclo depende de la fecha de "
+                           "instalación. En el ciclo B la factura se emite el día 16 y vence el día 25.",
+                     doc="ciclo-facturacion-es", language="es")
+    composed = compose("¿qué es el ciclo B?", [cycles], language="es")
+    assert composed is not None and composed.reply.startswith("En el ciclo B")
