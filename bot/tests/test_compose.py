@@ -101,8 +101,8 @@ EXAMPLES = [
      "Tu factura de octubre subió Bs. 112,00 respecto a la de septiembre: es un cambio en la tasa de un impuesto, "
      "de 8 % a 16 %."),
     ("invoice_change", "outage_credit", 1, "en",
-     "Your October bill went down by USD 1.54 compared with September because of a credit of USD 1.33 for days "
-     "without service. The rest, USD 0.21, is VAT."),
+     "Your October bill went down by USD 1.54 compared with September because of an outage credit of USD 1.33 for "
+     "the days without service. The rest, USD 0.21, is VAT."),
     ("invoice_change", "reconnection_fee", 0, "es",
      "Tu factura de octubre subió Bs. 487,20 respecto a la de septiembre por la reconexión del servicio, de "
      "Bs. 350,00. También incluye un recargo por mora de Bs. 81,20."),
