@@ -64,7 +64,7 @@ def answer(recorder, routing, query, *, context: TurnContext, writer, billing, c
                                  chosen=chosen)
         if not isinstance(outcome, tuple):
             return outcome
-        facts, key_figures, known = outcome
+        facts, key_figures, known, capability = outcome
     elif routing.account_evidence and context.customer_id and not isinstance(writer, TemplateWriter):
         facts, known = _account_evidence(recorder, billing, capability, context.customer_id)
     draft.customer_id = context.customer_id
@@ -161,7 +161,8 @@ def _with_proposal(recorder, outcome: Answered, request: WriterRequest, figures,
 
 
 def _billing_facts(recorder, billing, capability, query, *, context, language, chosen):
-    """Return (facts, key figures) for an account question, or the outcome that replaces the answer."""
+    """Return (facts, key figures, billing's data, the capability they answer) for an account question, or the outcome
+    that replaces the answer."""
     draft = recorder.draft
     customer_id = context.customer_id
     period = chosen.period if chosen is not None else ""
@@ -183,7 +184,30 @@ def _billing_facts(recorder, billing, capability, query, *, context, language, c
             draft.tool_calls.append(result.to_json())
             if result.should_escalate:
                 return _tool_error(capability, result)
-    return list(result.evidence), list(result.key_figures), (result.data or {}) if result.ok else {}
+    if capability == "account_summary" and result.ok and not period and clarify.names_a_period(query):
+        earlier = _earlier_invoice(recorder, billing, query, customer_id, language=language)
+        if earlier is not None:
+            if earlier.should_escalate:
+                return _tool_error("invoices", earlier)
+            return list(earlier.evidence), list(earlier.key_figures), earlier.data or {}, "invoices"
+    return list(result.evidence), list(result.key_figures), (result.data or {}) if result.ok else {}, capability
+
+
+def _earlier_invoice(recorder, billing, query, customer_id, *, language):
+    """For a question about the bill before the current one ("¿y la del mes anterior?", "last month's bill", the
+    previous month by name): billing's two newest invoices, answered as the latest and the one before (None when
+    the question's words name the newest). Asked about an older month, the account summary still answers."""
+    with recorder.stage("billing"):
+        result = billing.invoices(customer_id, limit=2)
+    recorder.draft.tool_calls.append(result.to_json())
+    if result.should_escalate:
+        return result
+    invoices = (result.data or {}).get("invoices") or [] if result.ok else []
+    if len(invoices) < 2:
+        return None
+    decision = clarify.period_decision(query, invoices, today=clock.today(), language=language)
+    chosen = decision.chosen
+    return result if chosen is not None and chosen.period == invoices[1]["period"] else None
 
 
 def _sibling_documents(recorder, query, chunks, *, context, language, chosen):

@@ -166,6 +166,13 @@ def named_periods(query: str, *, today: date) -> list[str]:
     return list(dict.fromkeys(found))
 
 
+def names_a_period(query: str) -> bool:
+    """Whether a question's words point at one invoice: a month, a YYYY-MM period, or the one before ("el mes
+    pasado", "last month")."""
+    text = fold(query, case="lower")
+    return bool(_MONTH_RE.search(text) or _ISO_PERIOD.search(text) or PREVIOUS_PERIOD.search(text))
+
+
 def period_decision(query: str, invoices: list[dict], *, today: date, language: str) -> Decision:
     """Decide which invoice a bill-change question is about, from its words and the account's newest invoices.
 

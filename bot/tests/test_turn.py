@@ -3,9 +3,11 @@
 import json
 import uuid
 from datetime import date
+from decimal import Decimal
 
 import pytest
 
+from bot.compose import money
 from bot.turn import run_turn
 from bot.writer import LLMWriter, TemplateWriter
 from core import clock
@@ -553,6 +555,23 @@ def test_a_bill_question_that_names_the_month_is_answered_for_that_month(pinned)
     trace = say(start(customer_id=customer_id), "¿Por qué mi factura de octubre llegó más alta?",
                 writer=TemplateWriter(), billing=pinned[1])
     assert trace.outcome == "answered" and trace.final_text.startswith("Tu factura de octubre subió")
+
+
+def test_the_bill_before_the_current_one_is_answered_with_its_own_total(pinned):
+    customer_id = scenario_customer(pinned, "promotion_ended", 2)  # October's bill is the newest on the pinned date
+    conversation = start(customer_id=customer_id)
+    first = say(conversation, "¿cuánto fue mi factura?", writer=TemplateWriter(), billing=pinned[1])
+    assert first.outcome == "answered" and "octubre" in first.final_text and "septiembre" not in first.final_text
+    trace = say(conversation, "¿y la del mes anterior?", writer=TemplateWriter(), billing=pinned[1])
+    invoices = trace.tool_calls[-1]["data"]["invoices"]
+    assert [invoice["period"] for invoice in invoices] == ["2026-10", "2026-09"]
+    previous = invoices[1]["total"]  # {"amount": "…", "currency": "…"}
+    total = money(Decimal(previous["amount"]), previous["currency"], "es")
+    assert trace.outcome == "answered" and f"La anterior, de septiembre, fue de {total}." in trace.final_text
+    named = say(start(customer_id=customer_id, language="en"), "how much was my September bill?",
+                writer=TemplateWriter(), billing=pinned[1])
+    assert f"The one before, for September, was {money(Decimal(previous['amount']), previous['currency'], 'en')}" \
+        in named.final_text
 
 
 def said_with(conversation, text, *, kind="text", payload):
