@@ -194,9 +194,10 @@ def _billing_facts(recorder, billing, capability, query, *, context, language, c
 
 
 def _earlier_invoice(recorder, billing, query, customer_id, *, language):
-    """For a question about the bill before the current one ("¿y la del mes anterior?", "last month's bill", the
-    previous month by name): billing's two newest invoices, answered as the latest and the one before (None when
-    the question's words name the newest). Asked about an older month, the account summary still answers."""
+    """For a question about a bill before the current one: billing's two newest invoices when it names the one before
+    ("¿y la del mes anterior?", "last month's bill"), answered as the latest and the one before; that month's invoice
+    alone when it names an older month. None when the words name the newest bill, or a month billing has no invoice
+    for (the account summary answers)."""
     with recorder.stage("billing"):
         result = billing.invoices(customer_id, limit=2)
     recorder.draft.tool_calls.append(result.to_json())
@@ -205,9 +206,15 @@ def _earlier_invoice(recorder, billing, query, customer_id, *, language):
     invoices = (result.data or {}).get("invoices") or [] if result.ok else []
     if len(invoices) < 2:
         return None
-    decision = clarify.period_decision(query, invoices, today=clock.today(), language=language)
-    chosen = decision.chosen
-    return result if chosen is not None and chosen.period == invoices[1]["period"] else None
+    chosen = clarify.period_decision(query, invoices, today=clock.today(), language=language).chosen
+    if chosen is None or chosen.period >= invoices[0]["period"]:
+        return None
+    if chosen.period == invoices[1]["period"]:
+        return result
+    with recorder.stage("billing"):
+        older = billing.invoices(customer_id, period=chosen.period)
+    recorder.draft.tool_calls.append(older.to_json())
+    return older if older.ok or older.should_escalate else None
 
 
 def _sibling_documents(recorder, query, chunks, *, context, language, chosen):

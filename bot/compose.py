@@ -108,6 +108,7 @@ PHRASES = {
         "partial_owes_due": " aún tiene un saldo pendiente de {balance} y vence el {date}.",
         "plan": "Tu plan actual cuesta {price} al mes antes de IVA.",
         "latest_invoice": "Tu última factura, la de {month}, es de {total}.",
+        "one_invoice": "Tu factura de {month} es de {total}.",
         "earlier_invoice": "La anterior, de {month}, fue de {total}.",
     },
     "en": {
@@ -162,6 +163,7 @@ PHRASES = {
         "partial_owes_due": " still has {balance} outstanding and is due on {date}.",
         "plan": "Your current plan costs {price} a month before VAT.",
         "latest_invoice": "Your latest bill, for {month}, is {total}.",
+        "one_invoice": "Your {month} bill is {total}.",
         "earlier_invoice": "The one before, for {month}, was {total}.",
     },
 }
@@ -471,7 +473,12 @@ def _invoice_list(answer: _Answer, figures: list[KeyFigure]) -> bool:
     totals = [f for f in answer.facts.values() if f.kind == "invoice_total"]
     if not totals:
         return False
-    answer.sentences.append(answer.say("latest_invoice", month=answer.month(totals[0]), total=answer.amount(totals[0])))
+    if len(totals) == 1:  # the one invoice asked for by its month, or the account's only one
+        answer.sentences.append(answer.say("one_invoice", month=answer.month(totals[0]),
+                                           total=answer.amount(totals[0])))
+    else:
+        answer.sentences.append(answer.say("latest_invoice", month=answer.month(totals[0]),
+                                           total=answer.amount(totals[0])))
     if len(totals) > 1:
         answer.sentences.append(answer.say("earlier_invoice", month=answer.month(totals[1]),
                                            total=answer.amount(totals[1])))

@@ -572,6 +572,12 @@ def test_the_bill_before_the_current_one_is_answered_with_its_own_total(pinned):
                 writer=TemplateWriter(), billing=pinned[1])
     assert f"The one before, for September, was {money(Decimal(previous['amount']), previous['currency'], 'en')}" \
         in named.final_text
+    older = say(start(customer_id=customer_id), "¿cuánto fue mi factura de agosto?", writer=TemplateWriter(),
+                billing=pinned[1])
+    (august,) = older.tool_calls[-1]["data"]["invoices"]
+    assert august["period"] == "2026-08"
+    total = money(Decimal(august["total"]["amount"]), august["total"]["currency"], "es")
+    assert older.final_text.startswith(f"Tu factura de agosto es de {total}.")
 
 
 def said_with(conversation, text, *, kind="text", payload):
