@@ -141,6 +141,13 @@ PREVIOUS_PERIOD = re.compile(r"\b(?:" + _PREVIOUS_WORDS + r")\b")
 # "higher than last month" compares the newest invoice with the one before: it names the newest.
 _COMPARED = re.compile(r"\b(?:than|que|vs|versus|compared (?:to|with)|comparad[oa] con|respecto a|frente a)\s+"
                        r"(?:(?:the|my|el|la|lo|del|de|al|a)\s+)*(?:" + _PREVIOUS_WORDS + r")\b")
+# "the one before was lower", "la anterior fue más baja", "my previous bill was lower than this one": the earlier bill
+# measured against the newest one — the change asked about is the newest one's.
+# ("Why was last month's bill higher?" is not one: it may ask about last month's own change.)
+_PREVIOUS_MEASURED = re.compile(r"\b(?:the one before|the previous one|previous (?:bill|invoice)|la anterior|el anterior|"
+                                r"factura anterior|recibo anterior|la pasada)\b.{0,30}\b(?:higher|lower|"
+                                r"more|less|cheaper|bigger|smaller|mas alta|mas baja|mas cara|mas barata|menor|mayor|"
+                                r"menos)\b")
 _YEAR = r"(?:\s+(?:de|del|of)?\s*(\d{4}))?"
 _MONTH_WORDS = {fold(name, case="lower"): number for names in MONTHS.values()
                 for number, name in enumerate(names, start=1)}
@@ -197,6 +204,7 @@ def period_decision(query: str, invoices: list[dict], *, today: date, language: 
         return Decision(options=(option(newest), option(invoices[1]["period"])))
     text = fold(query, case="lower")
     if (PREVIOUS_PERIOD.search(text) and not THIS_PERIOD.search(text) and not _COMPARED.search(text)
+            and not _PREVIOUS_MEASURED.search(text)
             and len(invoices) > 1):
         return Decision(chosen=option(invoices[1]["period"]))
     return Decision(chosen=option(newest))

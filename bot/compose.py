@@ -67,6 +67,8 @@ PHRASES = {
         "also": "También incluye {noun}.",
         "discount_ended": "el fin de una promoción que te descontaba {amount} al mes",
         "discount_ended_same": "el fin de una promoción que te descontaba ese monto cada mes",
+        "discount_ended_named": "el fin de la promoción «{name}», que te descontaba {amount} al mes",
+        "discount_ended_named_same": "el fin de la promoción «{name}», que te descontaba ese monto cada mes",
         "overcharge": "un cargo repetido: lo cobrado de más, con IVA, es {amount}",
         "overcharge_same": "un cargo que aparece repetido; esa diferencia, con IVA, es lo cobrado de más",
         "late_fee": "un recargo por mora de {amount}, calculado sobre {basis} que seguían sin pagar de una "
@@ -122,6 +124,8 @@ PHRASES = {
         "also": "It also includes {noun}.",
         "discount_ended": "the end of a promotion that took {amount} off each month",
         "discount_ended_same": "the end of a promotion that took that amount off each month",
+        "discount_ended_named": "the end of the “{name}” promotion, which took {amount} off each month",
+        "discount_ended_named_same": "the end of the “{name}” promotion, which took that amount off each month",
         "overcharge": "a repeated charge: the overcharge, VAT included, is {amount}",
         "overcharge_same": "a charge that appears twice; that difference, VAT included, is the overcharge",
         "late_fee": "a late fee of {amount}, worked out on the {basis} of an earlier bill still unpaid when the "
@@ -293,7 +297,20 @@ def _cause_noun(answer: _Answer, cause: KeyFigure, figures: list[KeyFigure], *, 
     if name == "charge":
         kind = fact.kind if fact.kind in CHARGE_KINDS else "technical_visit"
         return answer.table["charge_same"][kind] if same else answer.say(kind, **fields)
+    if name == "discount_ended" and (promotion := _promotion_name(answer)):
+        # Named as the invoices and the customer's contract name it ("Descuento de bienvenida").
+        return answer.say(f"{name}_named{'_same' if same else ''}", name=promotion, **fields)
     return answer.say(f"{name}_same" if same else name, **fields)
+
+
+_QUOTED_NAME = re.compile(r"[«“]([^»”\d]{1,60})[»”]")
+
+
+def _promotion_name(answer: _Answer) -> str:
+    """Return the name billing gives the promotion that ended (quoted in its fact), or ""."""
+    ended = next((f for f in answer.facts.values() if f.kind == "promotion_ended"), None)
+    found = _QUOTED_NAME.search(ended.text) if ended is not None else None
+    return found.group(1).strip() if found else ""
 
 
 def _rates(answer: _Answer) -> str:

@@ -28,6 +28,7 @@ _MONTHS = {
 # (as written in an answer, what a wrong answer says instead): causes of a bill change.
 _CAUSES = [
     ("el fin de una promoción", "un recargo por mora"),
+    ("el fin de la promoción", "el cobro de la reconexión"),
     ("un recargo por mora", "la reconexión del servicio"),
     ("la reconexión del servicio", "el fin de una promoción"),
     ("es un cargo que aparece repetido", "es un recargo por mora"),
@@ -35,6 +36,7 @@ _CAUSES = [
     ("un crédito de", "un recargo de"),
     ("corresponde al IVA", "corresponde a la reconexión"),
     ("the end of a promotion", "a late payment fee"),
+    ("the end of the “", "a late payment fee instead of the “"),
     ("a late payment fee", "the end of a promotion"),
     ("is VAT", "is a reconnection fee"),
 ]

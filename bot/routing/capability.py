@@ -13,6 +13,9 @@ _ACCOUNT_CHANGE = rx(
     r"\bwhy\b.*\b(bill|invoice|charge)\b.*\b(higher|more|up|increase|different|changed|lower|less|down|decrease)",
     r"\bwhy\b.{0,30}\b(higher|lower|more|less)\b.{0,40}\b(bill|invoice|last month|usual|before)",
     r"\b(my )?(bill|invoice) (went up|is higher|increased|changed)\b",
+    # The comparison first, the question after: "the one before was lower, why?", "salió más alta, ¿por qué?"
+    r"\b(higher|lower|more|less|cheaper|went up|went down)\b.{0,40}\bwhy\b",
+    r"\b(mas alta|mas baja|mas cara|mas barata|subio|bajo|aumento)\b.{0,40}\b(por ?que|xq|pq)\b",
     r"\bme (cobraron|estan cobrando|llego) (de mas|mas|un cargo)",
     r"\b(charged me|extra charge|overcharged)\b",
 )

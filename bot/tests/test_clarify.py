@@ -104,6 +104,11 @@ def asked(*periods: str) -> Decision:
         (date(2026, 12, 31), "¿cuánto pagué el mes pasado?", invoices("2026-12", "2026-11"), chosen("2026-11")),
         (date(2026, 12, 31), "why is my bill higher than last month?", invoices("2026-12", "2026-11"),
          chosen("2026-12")),
+        # The one before measured against the newest: the newest bill's change is asked about …
+        (date(2026, 12, 31), "the one before was lower, why?", invoices("2026-12", "2026-11"), chosen("2026-12")),
+        (date(2026, 12, 31), "¿por qué la anterior fue más baja?", invoices("2026-12", "2026-11"), chosen("2026-12")),
+        # … but last month's bill being higher may be about its own change.
+        (date(2026, 12, 31), "why was last month's bill higher?", invoices("2026-12", "2026-11"), chosen("2026-11")),
         # A year end: on 1 January a cycle issued on the 1st already has January's bill; "diciembre" is last year's.
         (date(2027, 1, 1), "¿y la de diciembre?", invoices("2027-01", "2026-12"), chosen("2026-12")),
         (date(2027, 1, 1), "this month's bill is higher, why?", invoices("2027-01", "2026-12"), chosen("2027-01")),

@@ -66,11 +66,11 @@ def test_every_customer_and_account_capability_gets_a_verified_answer_that_state
 # Five answers a subscriber reads (docs/bot.md shows them next to what the template wrote before).
 EXAMPLES = [
     ("invoice_change", "promotion_ended", 0, "es",
-     "Tu factura de octubre subió Bs. 324,80 respecto a la de septiembre por el fin de una promoción que te "
-     "descontaba Bs. 280,00 al mes. El resto, Bs. 44,80, corresponde al IVA."),
+     "Tu factura de octubre subió Bs. 324,80 respecto a la de septiembre por el fin de la promoción «Descuento de "
+     "bienvenida», que te descontaba Bs. 280,00 al mes. El resto, Bs. 44,80, corresponde al IVA."),
     ("invoice_change", "promotion_ended", 0, "en",
-     "Your October bill went up by Bs. 324.80 compared with September because of the end of a promotion that "
-     "took Bs. 280.00 off each month. The rest, Bs. 44.80, is VAT."),
+     "Your October bill went up by Bs. 324.80 compared with September because of the end of the “Descuento de "
+     "bienvenida” promotion, which took Bs. 280.00 off each month. The rest, Bs. 44.80, is VAT."),
     ("invoice_change", "duplicate_charge", 0, "es",
      "Tu factura de octubre subió Bs. 1.624,00 respecto a la de septiembre: es un cargo que aparece repetido; "
      "esa diferencia, con IVA, es lo cobrado de más."),

@@ -125,7 +125,9 @@ def test_without_a_classifier_the_knowledge_base_path_is_taken_unsure():
     "text, capability",
     [("¿Por qué mi factura llegó más alta este mes?", "invoice_change"), ("why is my bill higher this month?",
      "invoice_change"), ("ya pagué por pago móvil y no aparece", "payments"),
-     ("did you receive my payment?", "payments"), ("cuánto debo?", "account_summary")],
+     ("did you receive my payment?", "payments"), ("cuánto debo?", "account_summary"),
+     ("the one before was lower, why?", "invoice_change"), ("salió más alta, ¿por qué?", "invoice_change"),
+     ("¿y la del mes anterior?", "account_summary")],
 )
 def test_account_questions_name_the_billing_capability(text, capability):
     assert account_capability(text) == capability

@@ -426,8 +426,8 @@ def test_a_model_that_always_shifts_decimals_ends_with_the_verified_template_ans
     assert (trace.outcome, trace.fallback, trace.get_fallback_display()) == (
         "answered", "template", "Sent the verified template answer (the writer's drafts failed)")
     assert bot_texts(conversation) == [
-        "Tu factura de octubre subió Bs. 324,80 respecto a la de septiembre por el fin de una promoción que te "
-        "descontaba Bs. 280,00 al mes. El resto, Bs. 44,80, corresponde al IVA."]
+        "Tu factura de octubre subió Bs. 324,80 respecto a la de septiembre por el fin de la promoción «Descuento "
+        "de bienvenida», que te descontaba Bs. 280,00 al mes. El resto, Bs. 44,80, corresponde al IVA."]
     assert not Escalation.objects.filter(conversation=conversation).exists()
     assert trace.internal_note.startswith("Root cause: a promotion ended")
     assert "Fallback: every draft the writer was allowed failed the verifier" in trace.internal_note
