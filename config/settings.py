@@ -278,6 +278,8 @@ DASHBOARD_ROLLUP_MINUTE = env_int("DASHBOARD_ROLLUP_MINUTE", 5)
 # A reply still waiting to be sent this long after it was written (its delivery lost with the broker's queue,
 # or never queued) is queued again by the same beat interval (desk/delivery.py).
 DESK_REDELIVER_AFTER_S = env_int("DESK_REDELIVER_AFTER_S", 30)
+# A reply claimed for sending and still not recorded as sent after this long is marked failed (desk.delivery).
+DESK_SENDING_STUCK_AFTER_S = env_int("DESK_SENDING_STUCK_AFTER_S", 600)
 CELERY_BEAT_SCHEDULE = {
     "requeue-unanswered": {"task": "bot.requeue_unanswered", "schedule": BOT_REQUEUE_EVERY_S},
     "requeue-undelivered": {"task": "desk.requeue_undelivered", "schedule": BOT_REQUEUE_EVERY_S},

@@ -4,8 +4,11 @@ A reply is recorded with its trace and its delivery is queued after commit. If t
 that moment, restarts and loses its queue, or the worker dies before the send, the reply stays `queued` in
 the database and nothing else would send it: the customer never hears back. Every BOT_REQUEUE_EVERY_S the beat
 sweep queues the delivery of each outbound message still `queued` DESK_REDELIVER_AFTER_S after it was
-written (for WhatsApp's 24-hour window). A delivery claims its message under a row lock (desk.services.
-outbound_deliver), so a message queued twice is sent once.
+written (for WhatsApp's 24-hour window). A delivery claims its message under a row lock and commits it as
+`sending` before the send (desk.services.outbound_deliver), so a message queued twice is sent once. One still
+`sending` DESK_SENDING_STUCK_AFTER_S after its claim belongs to a process that stopped between the claim and the
+result: it may or may not have reached the customer, so it is marked failed, with an event the conversation shows,
+for an agent to check — never sent again blindly.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from kombu.exceptions import OperationalError as BrokerError
 
 from core import clock
 from core.tasks import sweep_may_queue
-from desk.models import Message
+from desk.models import Event, Message
 
 logger = logging.getLogger(__name__)
 
@@ -54,3 +57,23 @@ def undelivered_requeue(*, queue: Callable[[int], object], min_age: dt.timedelta
     if queued:
         logger.warning("Queued again the delivery of %d replies never sent: %s", len(queued), queued[:20])
     return queued
+
+
+STUCK_SEND_ERROR = ("the delivery stopped between claiming this reply and recording the send: it may or may not "
+                    "have reached the customer")
+
+
+def stuck_sends_fail(*, now: dt.datetime, after: dt.timedelta) -> list[int]:
+    """Mark failed (with a send_failed event) every outbound message still `sending` `after` its claim; return their
+    ids."""
+    stuck = list(Message.objects.filter(direction=Message.Direction.OUTBOUND, status=Message.Status.SENDING,
+                                        status_at__lt=now - after).values_list("pk", "conversation_id"))
+    for message_id, conversation_id in stuck:
+        if Message.objects.filter(pk=message_id, status=Message.Status.SENDING).update(
+                status=Message.Status.FAILED, error=STUCK_SEND_ERROR, status_at=now):
+            Event.objects.create(conversation_id=conversation_id, kind="send_failed",
+                                 detail={"message_id": message_id, "error": STUCK_SEND_ERROR})
+    if stuck:
+        logger.warning("Marked failed %d replies whose delivery stopped mid-send: %s", len(stuck),
+                       [pk for pk, _ in stuck][:20])
+    return [pk for pk, _ in stuck]

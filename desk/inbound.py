@@ -52,6 +52,7 @@ logger = logging.getLogger(__name__)
 STATUS_RANK = {
     Message.Status.RECEIVED: 0,
     Message.Status.QUEUED: 0,
+    Message.Status.SENDING: 0,
     Message.Status.SENT: 1,
     Message.Status.FAILED: 2,
     Message.Status.DELIVERED: 3,

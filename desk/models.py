@@ -103,6 +103,7 @@ class Message(models.Model):
     class Status(models.TextChoices):
         RECEIVED = "received", "Received"
         QUEUED = "queued", "Queued"
+        SENDING = "sending", "Sending"
         SENT = "sent", "Sent"
         DELIVERED = "delivered", "Delivered"
         READ = "read", "Read"

@@ -6,10 +6,11 @@ Inbound messages of every channel are stored by desk.inbound.
 from __future__ import annotations
 
 import logging
+import time
 from datetime import timedelta
 from functools import partial
 
-from django.db import transaction
+from django.db import InterfaceError, OperationalError, connection, transaction
 from kombu.exceptions import OperationalError as BrokerError
 
 from core import clock
@@ -100,19 +101,31 @@ def conversation_escalate(
     return escalation
 
 
-@transaction.atomic
-def outbound_deliver(*, message_id: int) -> Message | None:
+# How many times a send's result is written before giving up, and the pause before the first retry (doubled each
+# time): a database restart cuts every connection for a moment, and the customer already has the reply.
+SEND_RECORD_ATTEMPTS = 5
+SEND_RECORD_PAUSE_S = 0.5
+
+
+def outbound_deliver(*, message_id: int, sleep=time.sleep) -> Message | None:
     """Send a queued outbound message through its channel's sender and record the result.
 
-    The message row stays locked from the claim to the recorded result, so two deliveries of one message (a
-    redelivered task, the sweep's) send it once: the second finds it locked (returns None) or sent.
+    The claim is committed before the send: the message is `sending` under its row lock, so two deliveries of one
+    message (a redelivered task, the sweep's) send it once — the second finds it locked (returns None), sending or
+    sent. The send runs outside any transaction, and its result is written again after a database error (a restart
+    between the send and the write would otherwise roll the claim back and a redelivery would send the reply a
+    second time). A message left `sending` (the process died between the claim and the result) is never sent again
+    blindly: desk.delivery marks it failed for an agent to check.
     """
-    message = (Message.objects.select_for_update(of=("self",), skip_locked=True)
-               .select_related("conversation__contact").filter(pk=message_id).first())
-    if message is None:
-        return None  # another delivery holds it now (or it is gone)
-    if message.status != Message.Status.QUEUED:
-        return message  # already sent (a redelivered task must not send twice)
+    with transaction.atomic():
+        message = (Message.objects.select_for_update(of=("self",), skip_locked=True)
+                   .select_related("conversation__contact").filter(pk=message_id).first())
+        if message is None:
+            return None  # another delivery holds it now (or it is gone)
+        if message.status != Message.Status.QUEUED:
+            return message  # sending or already sent (a redelivered task must not send twice)
+        message.status, message.status_at = Message.Status.SENDING, clock.now()
+        message.save(update_fields=["status", "status_at"])
     conversation = message.conversation
     sender = get_sender() if conversation.channel == "whatsapp" else RecordingSender()
     result = _send(sender, message, to=conversation.contact.wa_id, user_id=conversation.contact.user_id)
@@ -120,10 +133,21 @@ def outbound_deliver(*, message_id: int) -> Message | None:
     message.status = Message.Status.SENT if result.ok else Message.Status.FAILED
     message.error = "" if result.ok else (result.error or "send failed")
     message.status_at = clock.now()
-    message.save(update_fields=["provider_message_id", "status", "error", "status_at"])
-    if not result.ok:
-        Event.objects.create(conversation=conversation, kind="send_failed",
-                             detail={"message_id": message.pk, "error": message.error})
+    for attempt in range(SEND_RECORD_ATTEMPTS):
+        try:
+            with transaction.atomic():
+                message.save(update_fields=["provider_message_id", "status", "error", "status_at"])
+                if not result.ok:
+                    Event.objects.create(conversation=conversation, kind="send_failed",
+                                         detail={"message_id": message.pk, "error": message.error})
+            return message
+        except (OperationalError, InterfaceError):
+            if attempt == SEND_RECORD_ATTEMPTS - 1 or connection.in_atomic_block:
+                logger.exception("Message %s was %s but its result could not be recorded", message.pk,
+                                 "sent" if result.ok else "refused")
+                return message
+            connection.close()  # the next query opens a new connection
+            sleep(SEND_RECORD_PAUSE_S * 2 ** attempt)
     return message
 
 

@@ -5,9 +5,10 @@ import datetime as dt
 from celery import shared_task
 from django.conf import settings
 
+from core import clock
 from core.tasks import queue_backlog
 from desk.capacity import escalations_assign_waiting
-from desk.delivery import undelivered_requeue
+from desk.delivery import stuck_sends_fail, undelivered_requeue
 from desk.media import media_fetch
 from desk.services import outbound_deliver
 
@@ -20,7 +21,9 @@ def deliver_outbound(message_id: int) -> None:
 
 @shared_task(name="desk.requeue_undelivered", ignore_result=True)
 def requeue_undelivered() -> int:
-    """Queue again the delivery of replies still waiting to be sent (run by Celery beat)."""
+    """Queue again the delivery of replies still waiting to be sent, and mark failed the ones a stopped delivery left
+    mid-send (run by Celery beat)."""
+    stuck_sends_fail(now=clock.now(), after=dt.timedelta(seconds=settings.DESK_SENDING_STUCK_AFTER_S))
     return len(undelivered_requeue(queue=deliver_outbound.delay, backlog=queue_backlog(),
                                    min_age=dt.timedelta(seconds=settings.DESK_REDELIVER_AFTER_S)))
 

@@ -8,12 +8,12 @@ import threading
 
 import pytest
 from celery import current_app
-from django.db import connections
+from django.db import OperationalError, connections
 from kombu.exceptions import OperationalError as BrokerError
 
 from core import clock
 from desk import services
-from desk.delivery import undelivered_messages, undelivered_requeue
+from desk.delivery import stuck_sends_fail, undelivered_messages, undelivered_requeue
 from desk.models import Channel, Message
 from tests.support.factories import CUSTOMER, conversation_start
 from tests.support.fake_graph import FakeGraph, Reply
@@ -115,3 +115,46 @@ def test_with_a_backlog_in_the_broker_the_delivery_sweep_waits(graph):
     assert undelivered_requeue(queue=queued.append, now=later, min_age=dt.timedelta(seconds=30), backlog=500) == []
     assert undelivered_requeue(queue=queued.append, now=later, min_age=dt.timedelta(seconds=30), backlog=0) == [
         reply.pk]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_database_restart_after_the_send_records_it_and_never_sends_it_again(graph, monkeypatch):
+    """The send happens outside the claim's transaction; a lost connection when its result is written is retried,
+    and a second delivery of the same reply (the task redelivered, the sweep) sends nothing."""
+    conversation = whatsapp_conversation()
+    reply = Message.objects.create(conversation=conversation, direction=Message.Direction.OUTBOUND,
+                                   author=Message.Author.BOT, text="Su saldo es Bs. 10,00",
+                                   status=Message.Status.QUEUED)
+    real_save, cut = Message.save, []
+
+    def save_after_a_restart(self, *args, **kwargs):
+        if self.status == Message.Status.SENT and not cut:
+            cut.append(self.pk)
+            raise OperationalError("terminating connection due to administrator command")
+        return real_save(self, *args, **kwargs)
+
+    monkeypatch.setattr(Message, "save", save_after_a_restart)
+    pauses = []
+    services.outbound_deliver(message_id=reply.pk, sleep=pauses.append)
+    reply.refresh_from_db()
+    assert cut == [reply.pk] and pauses == [services.SEND_RECORD_PAUSE_S]
+    assert reply.status == Message.Status.SENT and len(graph.requests) == 1
+    services.outbound_deliver(message_id=reply.pk)
+    assert len(graph.requests) == 1
+
+
+@pytest.mark.django_db
+def test_a_reply_left_mid_send_is_marked_failed_for_an_agent_not_sent_again(graph):
+    conversation = whatsapp_conversation()
+    reply = Message.objects.create(conversation=conversation, direction=Message.Direction.OUTBOUND,
+                                   author=Message.Author.BOT, text="hola", status=Message.Status.SENDING,
+                                   status_at=clock.now())
+    soon, later = clock.now() + dt.timedelta(minutes=1), clock.now() + dt.timedelta(minutes=11)
+    assert stuck_sends_fail(now=soon, after=dt.timedelta(minutes=10)) == []
+    assert undelivered_requeue(queue=lambda pk: services.outbound_deliver(message_id=pk), now=later,
+                               min_age=dt.timedelta(seconds=30)) == []
+    assert stuck_sends_fail(now=later, after=dt.timedelta(minutes=10)) == [reply.pk]
+    reply.refresh_from_db()
+    assert reply.status == Message.Status.FAILED and "may or may not have reached" in reply.error
+    assert graph.requests == []
+    assert conversation.events.filter(kind="send_failed").count() == 1
