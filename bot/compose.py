@@ -490,12 +490,9 @@ def _invoice_list(answer: _Answer, figures: list[KeyFigure]) -> bool:
     totals = [f for f in answer.facts.values() if f.kind == "invoice_total"]
     if not totals:
         return False
-    if len(totals) == 1:  # the one invoice asked for by its month, or the account's only one
-        answer.sentences.append(answer.say("one_invoice", month=answer.month(totals[0]),
-                                           total=answer.amount(totals[0])))
-    else:
-        answer.sentences.append(answer.say("latest_invoice", month=answer.month(totals[0]),
-                                           total=answer.amount(totals[0])))
+    # One invoice: the one asked for by its month, or the account's only one.
+    lead = "one_invoice" if len(totals) == 1 else "latest_invoice"
+    answer.sentences.append(answer.say(lead, month=answer.month(totals[0]), total=answer.amount(totals[0])))
     if len(totals) > 1:
         answer.sentences.append(answer.say("earlier_invoice", month=answer.month(totals[1]),
                                            total=answer.amount(totals[1])))

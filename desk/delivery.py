@@ -66,14 +66,16 @@ STUCK_SEND_ERROR = ("the delivery stopped between claiming this reply and record
 def stuck_sends_fail(*, now: dt.datetime, after: dt.timedelta) -> list[int]:
     """Mark failed (with a send_failed event) every outbound message still `sending` `after` its claim; return their
     ids."""
-    stuck = list(Message.objects.filter(direction=Message.Direction.OUTBOUND, status=Message.Status.SENDING,
-                                        status_at__lt=now - after).values_list("pk", "conversation_id"))
-    for message_id, conversation_id in stuck:
+    marked = []
+    for message_id, conversation_id in Message.objects.filter(
+            direction=Message.Direction.OUTBOUND, status=Message.Status.SENDING,
+            status_at__lt=now - after).values_list("pk", "conversation_id"):
+        # Conditional: a delivery that recorded its result meanwhile keeps it.
         if Message.objects.filter(pk=message_id, status=Message.Status.SENDING).update(
                 status=Message.Status.FAILED, error=STUCK_SEND_ERROR, status_at=now):
             Event.objects.create(conversation_id=conversation_id, kind="send_failed",
                                  detail={"message_id": message_id, "error": STUCK_SEND_ERROR})
-    if stuck:
-        logger.warning("Marked failed %d replies whose delivery stopped mid-send: %s", len(stuck),
-                       [pk for pk, _ in stuck][:20])
-    return [pk for pk, _ in stuck]
+            marked.append(message_id)
+    if marked:
+        logger.warning("Marked failed %d replies whose delivery stopped mid-send: %s", len(marked), marked[:20])
+    return marked
