@@ -124,11 +124,12 @@ def outbound_deliver(*, message_id: int, sleep=time.sleep) -> Message | None:
             return None  # another delivery holds it now (or it is gone)
         if message.status != Message.Status.QUEUED:
             return message  # sending or already sent (a redelivered task must not send twice)
+        file = _outgoing_file(message)  # read before the claim: nothing between the claim and the send may fail
         message.status, message.status_at = Message.Status.SENDING, clock.now()
         message.save(update_fields=["status", "status_at"])
     conversation = message.conversation
     sender = get_sender() if conversation.channel == "whatsapp" else RecordingSender()
-    result = _send(sender, message, to=conversation.contact.wa_id, user_id=conversation.contact.user_id)
+    result = _send(sender, message, file, to=conversation.contact.wa_id, user_id=conversation.contact.user_id)
     message.provider_message_id = result.provider_message_id or None
     message.status = Message.Status.SENT if result.ok else Message.Status.FAILED
     message.error = "" if result.ok else (result.error or "send failed")
@@ -151,8 +152,23 @@ def outbound_deliver(*, message_id: int, sleep=time.sleep) -> Message | None:
     return message
 
 
-def _send(sender, message: Message, *, to: str, user_id: str):
-    """Send one recorded message as what it is: a template, an interactive question, a file, or text."""
+def _outgoing_file(message: Message) -> OutgoingFile | None:
+    """The stored file an image or document message carries, read whole (None for every other message)."""
+    if message.kind not in ("image", "document"):
+        return None
+    attachment = Attachment.objects.filter(message=message, state=Attachment.State.STORED).first()
+    if attachment is None:
+        return None
+    return OutgoingFile(content=attachment_bytes(attachment), mime=attachment.content_type,
+                        filename=attachment.filename, kind=message.kind, caption=message.text)
+
+
+def _send(sender, message: Message, file: OutgoingFile | None, *, to: str, user_id: str):
+    """Send one recorded message as what it is: a template, an interactive question, a file, or text.
+
+    No database query here: the send runs after the claim is committed, and a query failing in between (a
+    restart) would leave the message claimed and never sent.
+    """
     payload = message.payload if isinstance(message.payload, dict) else {}
     if message.kind == "template" and isinstance(payload.get("template"), dict):
         template = payload["template"]
@@ -160,11 +176,8 @@ def _send(sender, message: Message, *, to: str, user_id: str):
                                     parameters=list(template.get("parameters") or []))
     if message.kind == "interactive" and isinstance(payload.get("interactive"), dict):
         return sender.send_interactive(to=to, user_id=user_id, interactive=payload["interactive"])
-    attachment = Attachment.objects.filter(message=message, state=Attachment.State.STORED).first()
-    if message.kind in ("image", "document") and attachment is not None:
-        return sender.send_file(to=to, user_id=user_id, file=OutgoingFile(
-            content=attachment_bytes(attachment), mime=attachment.content_type, filename=attachment.filename,
-            kind=message.kind, caption=message.text))
+    if file is not None:
+        return sender.send_file(to=to, user_id=user_id, file=file)
     return sender.send_text(to=to, user_id=user_id, text=message.text)
 
 

@@ -4,19 +4,32 @@ import datetime as dt
 
 from celery import shared_task
 from django.conf import settings
+from django.db import DatabaseError
 
-from core import clock
+from core import clock, db_faults
 from core.tasks import queue_backlog
 from desk.capacity import escalations_assign_waiting
 from desk.delivery import stuck_sends_fail, undelivered_requeue
 from desk.media import media_fetch
 from desk.services import outbound_deliver
 
+DATABASE_RETRIES = 6
 
-@shared_task(name="desk.deliver_outbound", acks_late=True, ignore_result=True)
-def deliver_outbound(message_id: int) -> None:
-    """Send one queued outbound message through its channel."""
-    outbound_deliver(message_id=message_id)
+
+@shared_task(name="desk.deliver_outbound", bind=True, acks_late=True, ignore_result=True,
+             max_retries=DATABASE_RETRIES)
+def deliver_outbound(self, message_id: int) -> None:
+    """Send one queued outbound message through its channel.
+
+    While the database is away the delivery is tried again after 1, 2, 4, 8, 15 and 15 s instead of waiting for
+    the sweep; a message it had already claimed is not sent again (desk.services.outbound_deliver).
+    """
+    try:
+        outbound_deliver(message_id=message_id)
+    except DatabaseError as exc:
+        if not db_faults.is_passing(exc):
+            raise
+        raise self.retry(exc=exc, countdown=min(2 ** self.request.retries, 15)) from exc
 
 
 @shared_task(name="desk.requeue_undelivered", ignore_result=True)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime as dt
 import threading
 
+import psycopg
 import pytest
 from celery import current_app
 from django.db import OperationalError, connections
@@ -15,6 +16,7 @@ from core import clock
 from desk import services
 from desk.delivery import stuck_sends_fail, undelivered_messages, undelivered_requeue
 from desk.models import Channel, Message
+from desk.tasks import deliver_outbound
 from tests.support.factories import CUSTOMER, conversation_start
 from tests.support.fake_graph import FakeGraph, Reply
 
@@ -141,6 +143,52 @@ def test_a_database_restart_after_the_send_records_it_and_never_sends_it_again(g
     assert reply.status == Message.Status.SENT and len(graph.requests) == 1
     services.outbound_deliver(message_id=reply.pk)
     assert len(graph.requests) == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_database_restart_right_after_the_claim_still_sends_the_reply_once(graph):
+    """Nothing between the committed claim and the send asks the database: with it away at that moment the reply
+    still goes out, once, and is recorded as sent when the database is back."""
+    conversation = whatsapp_conversation()
+    reply = Message.objects.create(conversation=conversation, direction=Message.Direction.OUTBOUND,
+                                   author=Message.Author.BOT, text="Su saldo es Bs. 10,00",
+                                   status=Message.Status.QUEUED)
+    claimed, refused = [], []
+
+    def away_between_claim_and_send(execute, sql, params, many, context):
+        if claimed and not graph.requests:  # the claim is committed, the send has not happened
+            refused.append(sql)
+            raise OperationalError("the database system is shutting down")
+        result = execute(sql, params, many, context)
+        if sql.startswith("UPDATE") and Message.Status.SENDING in (params or ()):
+            claimed.append(reply.pk)
+        return result
+
+    with connections["default"].execute_wrapper(away_between_claim_and_send):
+        services.outbound_deliver(message_id=reply.pk, sleep=lambda seconds: None)
+    reply.refresh_from_db()
+    assert claimed == [reply.pk] and refused == []
+    assert reply.status == Message.Status.SENT and len(graph.requests) == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_delivery_the_database_refused_is_tried_again_and_sent_once(graph):
+    conversation = whatsapp_conversation()
+    reply = Message.objects.create(conversation=conversation, direction=Message.Direction.OUTBOUND,
+                                   author=Message.Author.BOT, text="hola", status=Message.Status.QUEUED)
+    refused = []
+
+    def away_once(execute, sql, params, many, context):
+        if "FOR UPDATE" in sql and not refused:
+            refused.append(sql)
+            raise OperationalError("the database is away") from psycopg.OperationalError(
+                "consuming input failed: server closed the connection unexpectedly")
+        return execute(sql, params, many, context)
+
+    with connections["default"].execute_wrapper(away_once):
+        deliver_outbound.apply(args=[reply.pk], throw=False)  # eager: the retry runs at once
+    reply.refresh_from_db()
+    assert len(refused) == 1 and reply.status == Message.Status.SENT and len(graph.requests) == 1
 
 
 @pytest.mark.django_db
