@@ -196,6 +196,12 @@ if CLOCK_TODAY:
         date.fromisoformat(CLOCK_TODAY)
     except ValueError:
         raise RuntimeError(f"CLOCK_TODAY must be a date written YYYY-MM-DD (or unset), not {CLOCK_TODAY!r}.") from None
+# With CLOCK_TODAY, HH:MM@<Unix time> also fixes the time of day: the clock read HH:MM at that moment and ticks
+# from there (the test suite sets noon at its start, so no test depends on the hour it runs); empty = the wall
+# clock's time of day.
+CLOCK_TIME_OF_DAY = env("CLOCK_TIME_OF_DAY").strip()
+if CLOCK_TIME_OF_DAY and not CLOCK_TODAY:
+    raise RuntimeError("CLOCK_TIME_OF_DAY is only read with CLOCK_TODAY: set the date too, or unset it.")
 USE_I18N = True
 USE_TZ = True
 

@@ -10,9 +10,13 @@ of the dashboard moves) and every process given the same setting reads the same 
 demos, tests and the release gate, not production: at the wall clock's midnight the time of day starts
 again on the same date.
 
-Tests pin the clock for the whole run (`CLOCK_TODAY` is set by `tests/dev_env_plugin.py`, a subprocess
-inherits it), and move it for one block with `pinned()`: to a date (read the same way) or to an exact
-instant that ticks or stands still.
+`CLOCK_TIME_OF_DAY` (`HH:MM@<Unix time>`, empty by default, only with `CLOCK_TODAY`) also fixes the time of
+day: the clock read `CLOCK_TODAY` at HH:MM (in TIME_ZONE) at that Unix time and ticks from there, so a run does
+not depend on the hour it happens to start (a window of "today" checked at 00:10 would hold yesterday's turns).
+
+Tests pin the clock for the whole run (`CLOCK_TODAY` and `CLOCK_TIME_OF_DAY`, noon at the run's start, are set by
+`tests/dev_env_plugin.py`; a subprocess inherits them), and move it for one block with `pinned()`: to a date
+(read the same way) or to an exact instant that ticks or stands still.
 """
 
 from __future__ import annotations
@@ -52,10 +56,37 @@ def parse_today(value: str) -> dt.date | None:
         ) from None
 
 
+@lru_cache(maxsize=8)
+def parse_time_of_day(value: str) -> tuple[dt.time, float] | None:
+    """Return the (time of day, Unix time) a `CLOCK_TIME_OF_DAY` value names, None when it is empty; raise on
+    anything else."""
+    value = (value or "").strip()
+    if not value:
+        return None
+    clock_time, _, unix = value.partition("@")
+    try:
+        return dt.time.fromisoformat(clock_time), float(unix)
+    except ValueError:
+        raise ImproperlyConfigured(
+            "CLOCK_TIME_OF_DAY must be written HH:MM@<Unix time> (the time of day the clock read at that moment), "
+            f"or empty for the wall clock's time of day, not {value!r}."
+        ) from None
+
+
+def _reference(target: dt.date | None) -> dt.datetime:
+    """The instant whose time of day the clock shows: the wall clock's, or the one CLOCK_TIME_OF_DAY started."""
+    started = parse_time_of_day(getattr(settings, "CLOCK_TIME_OF_DAY", ""))
+    if started is None or target is None:
+        return _wall()
+    clock_time, unix = started
+    start = timezone.make_aware(dt.datetime.combine(target, clock_time)).astimezone(dt.UTC)
+    return start + dt.timedelta(seconds=time.time() - unix)
+
+
 def _on(target: dt.date) -> dt.datetime:
-    """Return the wall clock's instant moved to `target` (same time of day in TIME_ZONE)."""
-    wall = _wall()
-    return wall + dt.timedelta(days=(target - _local_date(wall)).days)
+    """Return the reference instant moved to `target` (same time of day in TIME_ZONE)."""
+    reference = _reference(parse_today(getattr(settings, "CLOCK_TODAY", "")) or target)
+    return reference + dt.timedelta(days=(target - _local_date(reference)).days)
 
 
 def now() -> dt.datetime:

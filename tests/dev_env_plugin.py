@@ -5,6 +5,7 @@ plugin is imported earlier. Subprocesses the tests start (a Celery worker, manag
 """
 
 import os
+import time
 
 from config.dev_env import use_development_defaults
 
@@ -12,6 +13,10 @@ from config.dev_env import use_development_defaults
 # "current invoice" it expects from the clock, so the suite also passes with CLOCK_TODAY set to another date
 # (.ci/run runs the billing-dependent tests again on a month end in another year).
 TEST_TODAY = "2026-11-20"
+# And at noon when the run starts, ticking from there: a test that reads "today" or "the last hour" does not depend
+# on the hour of the wall clock (at 00:10 in TIME_ZONE, "30 minutes ago" was yesterday).
+TEST_TIME_OF_DAY = "12:00"
 
 use_development_defaults()
 os.environ.setdefault("CLOCK_TODAY", TEST_TODAY)
+os.environ.setdefault("CLOCK_TIME_OF_DAY", f"{TEST_TIME_OF_DAY}@{time.time():.0f}")
