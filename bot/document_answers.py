@@ -16,9 +16,9 @@ from dataclasses import dataclass, replace
 
 from core.text import fold
 
-LIST, AMOUNT, DURATION, PROCEDURE, DEFINITION, CONDITION, OTHER = (
-    "list", "amount", "duration", "procedure", "definition", "condition", "other")
-KINDS = (LIST, AMOUNT, DURATION, PROCEDURE, DEFINITION, CONDITION, OTHER)
+LIST, AMOUNT, DURATION, PROCEDURE, DEFINITION, CONDITION, CONTACT, OTHER = (
+    "list", "amount", "duration", "procedure", "definition", "condition", "contact", "other")
+KINDS = (LIST, AMOUNT, DURATION, PROCEDURE, DEFINITION, CONDITION, CONTACT, OTHER)
 MAX_SENTENCES = 3
 MAX_CHARS = 420  # WhatsApp: three short sentences read on a phone
 
@@ -39,6 +39,13 @@ STOPWORDS = frozenset({
 _PRICE_VERBS = frozenset({"cuesta", "cuestan", "costo", "cost", "costs", "vale", "valen"})
 
 _KIND_CUES = (
+    # Where to write or call: an e-mail address, a phone number, a web address ("¿a qué correo mando el comprobante?").
+    (CONTACT, re.compile(
+        r"\b(?:(?:a|al|en) )?(?:que|cual) (?:es (?:el|la|su) )?(?:correo|e-?mail|mail|direccion de correo|telefono|"
+        r"pagina web|sitio web|web)\b|\ba que numero (?:llamo|escribo|marco|mando)\b|"
+        r"\b(?:what|which)(?:'s| is)? (?:the |your )?(?:e-?mail(?: address)?|phone(?: number)?|telephone(?: number)?|"
+        r"website|web site|url)\b|\b(?:what|which) number (?:do|should|can) i (?:call|text|write)\b|"
+        r"\b(?:numero|telefono) de (?:contacto|atencion|whatsapp)\b|\bcontact (?:number|e-?mail|phone)\b")),
     (DURATION, re.compile(
         r"\b(cuanto (tiempo|tarda|demora|dura|se tarda)|cuantos (dias|meses|horas|minutos|semanas)|how long|"
         r"how many (days|hours|months|weeks|minutes)|hasta cuando|by when|until when|cuando (me )?(llega|llegan|vence|"
@@ -93,6 +100,9 @@ _EXAMPLE = re.compile(r"^\s*(por ejemplo|for example|e\.g\.|ejemplo|example|para
                       r"with a due date of|con fecha de|si la pagas|if you pay it|paying by|pagando (por|con)|"
                       r"en (el|un) ciclo [ab], con|on cycle [ab], with)\b", re.IGNORECASE)
 _NUMBER = re.compile(r"\d[\d.,]*")
+_CONTACT = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+|(?<![\d-])(?:\+\d{2} ?)?0?\d{3}[- ]\d{3}[- ]?\d{4}(?![\d-])|"
+                      r"\b(?:https?://|www\.)\S+|\b[a-z0-9-]+(?:\.[a-z0-9-]+)*\.(?:com|net|org)(?:\.[a-z]{2})?\b",
+                      re.IGNORECASE)
 # A rule states a figure ("cuesta", "es del 5 %", "is charged"); a worked example strings several together.
 _STATES = re.compile(r"\b(cuesta|cuestan|es de|es del|son|se cobra|cobra|se suma|se aplica|vale|is|are|costs?|"
                      r"is charged|charges|adds?|applies)\b", re.IGNORECASE)
@@ -134,7 +144,8 @@ def one_kinds_rule(composed: Composed, passages: list[Passage]) -> bool:
 
 
 def question_kind(query: str) -> str:
-    """Return what kind of fact a question asks for: list, amount, duration, procedure, definition, condition, other.
+    """Return what kind of fact a question asks for: list, amount, duration, procedure, definition, condition, contact
+    (an address or a number to write or call), other.
 
     A "why" question asks for a reason, whatever amount it mentions ("¿por qué el monto en bolívares es distinto?").
     """
@@ -202,6 +213,8 @@ class Sentence:
             return bool(_DEFINES.search(self.text))
         if kind == CONDITION:
             return bool(_CONDITIONAL.search(self.text))
+        if kind == CONTACT:
+            return bool(_CONTACT.search(self.text))
         if kind == LIST:
             return self.list_item or self.lead or self.text.count(",") >= 2
         return False

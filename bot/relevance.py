@@ -2,8 +2,9 @@
 
 A grounded reply can still miss: a true sentence about the installation deposit sent to "can I pay my bill in
 installments", a worked example sent to "what is the late fee?". The check reads what the question asks for
-(bot/document_answers.py: an amount, a time, a list, steps, a definition, a condition) and refuses a reply that
-does not hold that kind of fact when the kind is one a text can show: an amount, a time, a list. A reply that
+(bot/document_answers.py: an amount, a time, a list, steps, a definition, a condition, an address or a number) and
+refuses a reply that does not hold that kind of fact when the kind is one a text can show: an amount, a time, a
+list, an e-mail address, phone number or web address. A reply that
 fails is not sent: the writer tries again, then the turn hands off (or declines, when the message is not about
 plans, bills or payments).
 
@@ -19,7 +20,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from bot.document_answers import AMOUNT, DURATION, LIST, STOPWORDS, Sentence, question_kind
+from bot.document_answers import AMOUNT, CONTACT, DURATION, LIST, STOPWORDS, Sentence, question_kind
 from core.text import fold
 
 
@@ -75,6 +76,9 @@ def relevance(query: str, reply: str, *, cited: list[str] | None = None, kind: s
     if kind in (AMOUNT, DURATION) and not probe.has(kind):
         return Relevance(False, share, kind, f"the question asks for {'an amount' if kind == AMOUNT else 'a time'} "
                                              "and the reply states none")
+    if kind == CONTACT and not probe.has(CONTACT):
+        return Relevance(False, share, kind, "the question asks where to write or call and the reply gives no address "
+                                             "or number")
     if kind == LIST and reply.count(",") + reply.count(";") < 1:
         return Relevance(False, share, kind, "the question asks for a list and the reply names one thing")
     return Relevance(True, share, kind)

@@ -2,7 +2,8 @@
 
 import pytest
 
-from bot.document_answers import AMOUNT, DURATION, LIST, PROCEDURE, Passage, compose, question_kind
+from bot.document_answers import AMOUNT, CONTACT, DURATION, LIST, OTHER, PROCEDURE, Passage, compose, question_kind
+from bot.relevance import relevance
 
 
 @pytest.mark.parametrize(("query", "kind"), [
@@ -11,6 +12,9 @@ from bot.document_answers import AMOUNT, DURATION, LIST, PROCEDURE, Passage, com
     ("¿en cuánto tiempo me devuelven la plata?", DURATION),
     ("¿qué formas de pago tienen?", LIST),
     ("¿cómo reporto una transferencia?", PROCEDURE),
+    ("¿a qué correo mando el comprobante?", CONTACT),
+    ("what number do I call for support?", CONTACT),
+    ("¿cuál es mi número de cuenta?", OTHER),  # the customer's own number, not one to call
 ])
 def test_the_kind_of_fact_a_question_asks_for(query, kind):
     assert question_kind(query) == kind
@@ -126,3 +130,23 @@ def test_a_lettered_name_is_what_the_question_is_about():
                      doc="ciclo-facturacion-es", language="es")
     composed = compose("¿qué es el ciclo B?", [cycles], language="es")
     assert composed is not None and composed.reply.startswith("En el ciclo B")
+
+
+CONTACTS = Passage(
+    "E2", "Canales de contacto\nCorreo y portal\n\nLas consultas por escrito van a atencion@conectia.com.ve, y los "
+          "temas fiscales, como comprobantes de retención, a facturacion@conectia.com.ve. En el portal puedes ver y "
+          "pagar facturas.", doc="canales-contacto-es", language="es")
+FISCAL = Passage(
+    "E1", "Factura fiscal\nRetención del IVA\n\nLas empresas designadas como contribuyentes especiales retienen el "
+          "75 % del IVA de cada factura y entregan el comprobante de retención del IVA.", doc="factura-fiscal-es",
+    language="es")
+
+
+def test_a_question_for_where_to_write_is_answered_with_the_address_not_a_sentence_on_the_topic():
+    # The fiscal page, retrieved first, shares more of the question's words; only the contact page says where to send.
+    query = "a que correo mando el comprobante de retencion del iva"
+    composed = compose(query, [FISCAL, CONTACTS], language="es")
+    assert composed is not None and composed.evidence_ids == ["E2"] and "facturacion@conectia.com.ve" in composed.reply
+    assert relevance(query, composed.reply).ok
+    refused = relevance(query, "Las empresas retienen el 75 % del IVA y entregan el comprobante de retención.")
+    assert not refused.ok and "no address or number" in refused.reason
