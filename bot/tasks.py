@@ -8,14 +8,10 @@ import datetime as dt
 
 from celery import shared_task
 from django.conf import settings
-from django.db import DatabaseError
 
 from bot.requeue import unanswered_requeue
 from bot.turn import run_turn
-from core import db_faults
-from core.tasks import queue_backlog
-
-DATABASE_RETRIES = 6
+from core.tasks import DATABASE_RETRIES, queue_backlog, retrying_while_the_database_is_away
 
 
 @shared_task(name="bot.handle_inbound", bind=True, acks_late=True, ignore_result=True,
@@ -26,12 +22,7 @@ def handle_inbound(self, message_id: int) -> None:
     While the database is away (a restart, a lost connection) the turn is tried again after 1, 2, 4, 8, 15 and
     15 s instead of waiting for the sweep; a turn cut after it claimed its message is the lease's to recover.
     """
-    try:
-        run_turn(message_id=message_id)
-    except DatabaseError as exc:
-        if not db_faults.is_passing(exc):
-            raise
-        raise self.retry(exc=exc, countdown=min(2 ** self.request.retries, 15)) from exc
+    retrying_while_the_database_is_away(self, lambda: run_turn(message_id=message_id))
 
 
 @shared_task(name="bot.requeue_unanswered", ignore_result=True)

@@ -4,16 +4,13 @@ import datetime as dt
 
 from celery import shared_task
 from django.conf import settings
-from django.db import DatabaseError
 
-from core import clock, db_faults
-from core.tasks import queue_backlog
+from core import clock
+from core.tasks import DATABASE_RETRIES, queue_backlog, retrying_while_the_database_is_away
 from desk.capacity import escalations_assign_waiting
 from desk.delivery import stuck_sends_fail, undelivered_requeue
 from desk.media import media_fetch
 from desk.services import outbound_deliver
-
-DATABASE_RETRIES = 6
 
 
 @shared_task(name="desk.deliver_outbound", bind=True, acks_late=True, ignore_result=True,
@@ -24,12 +21,7 @@ def deliver_outbound(self, message_id: int) -> None:
     While the database is away the delivery is tried again after 1, 2, 4, 8, 15 and 15 s instead of waiting for
     the sweep; a message it had already claimed is not sent again (desk.services.outbound_deliver).
     """
-    try:
-        outbound_deliver(message_id=message_id)
-    except DatabaseError as exc:
-        if not db_faults.is_passing(exc):
-            raise
-        raise self.retry(exc=exc, countdown=min(2 ** self.request.retries, 15)) from exc
+    retrying_while_the_database_is_away(self, lambda: outbound_deliver(message_id=message_id))
 
 
 @shared_task(name="desk.requeue_undelivered", ignore_result=True)
