@@ -6,12 +6,17 @@ previous reply again. A message that opens with a connective ("y", "and", "what 
 "la otra", "it", "those", "mine") or is a short why/how question without a subject is read together with the
 customer's previous question; the rules that read the message alone (a request for a person, courtesy, media)
 still come first.
+
+A correction ("sorry, I meant the installation", "no, quise decir la instalación") keeps what the previous question
+asked (how much, how long) but not what it asked it about: what it names is read after the previous question's
+asking words only ("how much is the installation"), so it finds that thing instead of the previous answer again.
 """
 
 from __future__ import annotations
 
 import re
 
+from bot.document_answers import STOPWORDS
 from core.text import fold
 
 _OPENS = re.compile(
@@ -21,6 +26,12 @@ _OPENS = re.compile(
     r"y cuanto|and how)\b")
 _REFERS = re.compile(r"\b(eso|esa|ese|esos|esas|esto|it|that|those|these|them|la otra|el otro|the other|mine|la mia|"
                      r"el mio|lo mismo|the same|de esos|of those|ellos|ellas)\b")
+_CORRECTS = re.compile(
+    r"^\W*(?:(?:no|sorry|perdon|disculpa|oops)\W+)*(?:i meant|i mean|what i meant was|i was asking about|quise decir|"
+    r"me referia a|me refiero a|te preguntaba por|preguntaba por)\b")
+# The words that say how a question asks, not what about ("cuánto cuesta", "how much is the").
+_ASKING_WORDS = STOPWORDS | {"cuesta", "cuestan", "cobran", "cost", "costs", "vale", "valen", "tarda", "demora", "take",
+                             "takes", "long", "donde", "where", "dias", "days", "horas", "hours", "que", "what", "when"}
 _BARE_WHY = re.compile(r"^\W*(por ?que|why|how come|como asi)\b")
 _WORD = re.compile(r"\w+")
 SHORT = 10  # words: longer messages carry their own topic
@@ -32,7 +43,7 @@ def follows_up(text: str) -> bool:
     words = _WORD.findall(folded)
     if not words or len(words) > SHORT * 2:
         return False
-    if _OPENS.search(folded):
+    if _OPENS.search(folded) or _CORRECTS.search(folded):
         return True
     return len(words) <= SHORT and bool(_REFERS.search(folded) or _BARE_WHY.search(folded))
 
@@ -40,4 +51,13 @@ def follows_up(text: str) -> bool:
 def with_previous(text: str, history: list[tuple[str, str]]) -> str:
     """Return the message joined with the customer's previous question, or the message itself when there is none."""
     previous = next((said for role, said in reversed(history) if role == "user" and said.strip()), "")
-    return f"{text.strip()} ({previous.strip()})" if previous and follows_up(text) else text
+    if not previous or not follows_up(text):
+        return text
+    folded = fold(text, case="lower")
+    correction = _CORRECTS.search(folded)
+    if correction:
+        asking = [word for word in _WORD.findall(fold(previous, case="lower")) if word in _ASKING_WORDS]
+        # Where folding kept the length (accents dropped one for one), the match ends at the same place as written.
+        meant = (text[correction.end():] if len(folded) == len(text) else text).strip(" ,.:;!?¿¡")
+        return f"{' '.join(asking)} {meant}".strip() if asking and meant else text
+    return f"{text.strip()} ({previous.strip()})"

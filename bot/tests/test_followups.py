@@ -26,6 +26,19 @@ def test_a_follow_up_is_joined_with_the_customers_previous_question_only():
     assert with_previous("¿y para empresas?", []) == "¿y para empresas?"
 
 
+@pytest.mark.parametrize(("text", "previous", "read"), [
+    ("sorry, I meant the installation", "how much is the deposit?", "how much is the the installation"),
+    ("no, quise decir la instalación", "¿cuánto cuesta el depósito?", "cuanto cuesta el la instalación"),
+])
+def test_a_correction_keeps_how_the_previous_question_asked_and_drops_what_about(text, previous, read):
+    assert with_previous(text, [("user", previous), ("assistant", "…")]) == read
+
+
+def test_a_segment_said_after_the_question_keeps_the_question_s_topic():
+    joined = with_previous("es que somos una empresa", [("user", "¿Cuánto es el recargo por mora?")])
+    assert joined == "es que somos una empresa (¿Cuánto es el recargo por mora?)"
+
+
 def test_the_same_reply_twice_in_a_row_to_a_different_question_goes_to_a_person():
     from bot.context import TurnContext
     from bot.outcomes import Answered, Escalated
