@@ -163,10 +163,19 @@ def question_kind(query: str) -> str:
 _CODE = re.compile(r"\b([^\W\d_]{3,})\s+([A-HJ-Z])\b(?![.,]?\w)")
 
 
+# Spanish verbs that change their stressed vowel: "devuelven" / "devolución", "cuesta" / "costo", "cierra" / "cerrar".
+_DIPHTHONG = re.compile(r"(?<=[bcdfjlmnprstvz])(?:ue(?=[lnrsv])|ie(?=[nrt]))")
+
+
+def _stem(word: str) -> str:
+    return _DIPHTHONG.sub(lambda m: "o" if m.group(0) == "ue" else "e", word[:7], count=1)[:5]
+
+
 def stems(text: str) -> set[str]:
-    """Return the content words of a text, folded and cut to five letters ("pagos"/"pagar" → "pagos"/"pagar"), and
-    each lettered name it holds as one word ("ciclo B" → "ciclo b")."""
-    found = {w[:5] for w in _WORD.findall(fold(text, case="lower"))
+    """Return the content words of a text, folded and cut to five letters ("pagos"/"pagar" → "pagos"/"pagar"), a
+    Spanish changed stem vowel read as the unchanged one ("devuelven" → "devol", as "devolución"), and each lettered
+    name it holds as one word ("ciclo B" → "ciclo b")."""
+    found = {_stem(w) for w in _WORD.findall(fold(text, case="lower"))
              if w not in STOPWORDS and w not in _PRICE_VERBS and len(w) > 2}
     for word, letter in _CODE.findall(text):
         folded = fold(word, case="lower")

@@ -150,3 +150,12 @@ def test_a_question_for_where_to_write_is_answered_with_the_address_not_a_senten
     assert relevance(query, composed.reply).ok
     refused = relevance(query, "Las empresas retienen el 75 % del IVA y entregan el comprobante de retención.")
     assert not refused.ok and "no address or number" in refused.reason
+
+
+def test_a_changed_stem_vowel_is_the_same_word():
+    # "devuelven" and "devolución" are one verb: the sentence about the refund's time beats the credit's "de inmediato".
+    passage = Passage("E1", "Reembolso por cobro duplicado\nQué puedes elegir\n\nPuedes dejarlo como saldo a favor, que "
+                            "se aplica de inmediato. También puedes pedir la devolución por el mismo medio, en un máximo "
+                            "de 3 días hábiles.", doc="reembolso-cobro-duplicado-es", language="es")
+    composed = compose("¿en cuánto tiempo me devuelven el dinero?", [passage], language="es")
+    assert composed is not None and composed.reply.startswith("También puedes pedir la devolución")
