@@ -21,7 +21,7 @@ from bot.proposal import credit_proposal, proposal_sentence
 from bot.relevance import on_topic
 from bot.routing.decision import CLASSIFIER_SOURCES
 from bot.routing.scope import in_domain
-from bot.routing.text import read_as_meant
+from bot.routing.text import for_search, read_as_meant
 from bot.routing.types import Route
 from bot.writer import TemplateWriter, WriterRequest, fact_evidence, turn_key_figures
 from core import clock
@@ -71,7 +71,8 @@ def answer(recorder, routing, query, *, context: TurnContext, writer, billing, c
     profile = _profile(recorder, billing, context, known, query=query, chosen=chosen, language=routing.language)
 
     # After a clarifying question, the picked label helps retrieval find the sibling it names.
-    searched = f"{query} ({chosen.label})" if chosen is not None and chosen.doc else query
+    searched = for_search(query)
+    searched = f"{searched} ({chosen.label})" if chosen is not None and chosen.doc else searched
     with recorder.stage("retrieve"):
         result = search(searched, k=settings.BOT_RETRIEVAL_K, applies_to=profile, at_version=context.index_version)
     draft.index_version = result.index_version

@@ -143,6 +143,22 @@ def one_kinds_rule(composed: Composed, passages: list[Passage]) -> bool:
                for sentence in composed.sentences)
 
 
+# Kinds a question may ask for beside its first ("¿cuánto cuesta y en cuántos días vienen?": an amount and a time). Only
+# kinds a sentence shows on its face: a condition or a definition is in nearly every question's words.
+_SECOND_KINDS = (AMOUNT, DURATION, CONTACT)
+
+
+def asked_kinds(query: str) -> tuple[str, ...]:
+    """Return every kind of fact a question asks for: its kind (question_kind) first, then any amount, time or contact
+    it also asks for."""
+    first = question_kind(query)
+    if first == OTHER:
+        return (first,)
+    folded = fold(query, case="lower")
+    return (first, *(kind for kind, cue in _KIND_CUES if kind != first and kind in _SECOND_KINDS
+                     and first in _SECOND_KINDS and cue.search(folded)))
+
+
 def question_kind(query: str) -> str:
     """Return what kind of fact a question asks for: list, amount, duration, procedure, definition, condition, contact
     (an address or a number to write or call), other.
@@ -264,12 +280,12 @@ def sentences_of(passage: Passage) -> list[Sentence]:
     return found
 
 
-def score(sentence: Sentence, wanted: set[str], kind: str) -> float:
-    """Score a sentence for a question: shared words (its title's and heading's count half), the asked-for kind of fact,
-    and a worked example worth less than the rule it illustrates."""
+def score(sentence: Sentence, wanted: set[str], kind: str, also: tuple[str, ...] = ()) -> float:
+    """Score a sentence for a question: shared words (its title's and heading's count half), the asked-for kind of fact
+    (or one of the kinds it `also` asks for; once), and a worked example worth less than the rule it illustrates."""
     overlap = len(wanted & stems(sentence.text)) + 0.5 * len(wanted & stems(sentence.heading))
-    value = overlap + (2.0 if kind != OTHER and sentence.has(kind) else 0.0)
-    if kind == AMOUNT and sentence.has(AMOUNT) and _STATES.search(sentence.text):
+    value = overlap + (2.0 if any(k != OTHER and sentence.has(k) for k in (kind, *also)) else 0.0)
+    if AMOUNT in (kind, *also) and sentence.has(AMOUNT) and _STATES.search(sentence.text):
         value += 0.5  # the rule and its figure, before a figure mentioned in passing
     if kind == DEFINITION and sentence.has(DEFINITION) and wanted & stems(sentence.text[:60]):
         value += 1.0  # "IGTF es el impuesto…": the thing asked about, then what it is
@@ -284,7 +300,8 @@ def compose(query: str, passages: list[Passage], *, language: str, kind: str | N
     the asked-for kind of fact (or, for a list, to add items the first does not name). With the customer's
     `segment` known, a sentence that names only the other kind of customer is left out.
     """
-    kind = kind or question_kind(query)
+    kinds = (kind,) if kind else asked_kinds(query)
+    kind, also = kinds[0], kinds[1:]
     wanted = stems(query)
     if not wanted or not passages:
         return None
@@ -294,7 +311,7 @@ def compose(query: str, passages: list[Passage], *, language: str, kind: str | N
         for sentence in sentences_of(passage):
             if segment and for_other_segment(sentence.text, segment):
                 continue
-            value = score(sentence, wanted, kind) - 0.25 * rank  # retrieval's order breaks near-ties
+            value = score(sentence, wanted, kind, also) - 0.25 * rank  # retrieval's order breaks near-ties
             if value > 0:
                 scored.append((value, sentence))
     if not scored:
@@ -308,7 +325,7 @@ def compose(query: str, passages: list[Passage], *, language: str, kind: str | N
     elif kind == PROCEDURE:
         chosen = _steps(scored)
     else:
-        chosen = _best(scored, kind, wanted, both_kinds=not segment)
+        chosen = _best(scored, kind, wanted, both_kinds=not segment, also=also)
     if not chosen:
         return None
     if not segment:
@@ -368,13 +385,13 @@ _CONTINUES = re.compile(r"^(?:y\s+)?(?:la|el|las|los)\s+(?:de|del|para)\b", re.I
 
 
 def _best(scored: list[tuple[float, Sentence]], kind: str, wanted: set[str], *,
-          both_kinds: bool = False) -> list[Sentence]:
+          both_kinds: bool = False, also: tuple[str, ...] = ()) -> list[Sentence]:
     """The best sentence holding the asked-for fact (a rule before an example), then one that adds to it: the next
     sentence when it only continues the first's subject ("La de Hogar Básico…"); with `both_kinds` (whoever asks
     may be either kind of customer), the other kind's rule beside a sentence that names one kind ("For home plans …
     USD 25.00. For business plans it is USD 60.00."); else one that qualifies it."""
     top = [s for _v, s in scored if not s.example]
-    with_fact = [s for s in top if kind == OTHER or s.has(kind)]
+    with_fact = [s for s in top if kind == OTHER or any(s.has(k) for k in (kind, *also))]
     first = (with_fact or top or [s for _v, s in scored])[0]
     chosen = [first]
     if not wanted & stems(first.text) and wanted & stems(first.before):
@@ -397,7 +414,7 @@ def _best(scored: list[tuple[float, Sentence]], kind: str, wanted: set[str], *,
     for value, sentence in scored:
         if sentence is first or sentence.passage != first.passage or value < 1 or sentence.example:
             continue
-        adds = (kind != OTHER and sentence.has(kind) and not first.has(kind)) or (
+        adds = any(k != OTHER and sentence.has(k) and not first.has(k) for k in (kind, *also)) or (
             kind in (CONDITION, AMOUNT, DURATION) and bool(_CONDITIONAL.search(sentence.text)))
         if adds and abs(sentence.order - first.order) <= 2:
             chosen.append(sentence)

@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from bot.document_answers import AMOUNT, CONTACT, DURATION, LIST, STOPWORDS, Sentence, question_kind
+from bot.document_answers import AMOUNT, CONTACT, DURATION, LIST, STOPWORDS, Sentence, asked_kinds
 from core.text import fold
 
 
@@ -62,10 +62,15 @@ def on_topic(query: str, text: str) -> bool:
     return not topical or bool(topical & _words(text))
 
 
+_SHOWN = {AMOUNT: "an amount", DURATION: "a time", CONTACT: "where to write or call"}
+_NONE = {AMOUNT: "states none", DURATION: "states none", CONTACT: "gives no address or number"}
+
+
 def relevance(query: str, reply: str, *, cited: list[str] | None = None, kind: str | None = None) -> Relevance:
     """Return whether a reply addresses the question: one of its topical words in the reply or the passages it cites
     (`cited`), and the kind of fact it asks for. `topic_share` is recorded for the trace."""
-    kind = kind or question_kind(query)
+    kinds = (kind,) if kind else asked_kinds(query)
+    kind = kinds[0]
     topical = _words(query) - _GENERIC_WORDS
     held = _words(reply) | set().union(*(_words(text) for text in cited or []))
     share = len(topical & held) / len(topical) if topical else 1.0
@@ -73,12 +78,9 @@ def relevance(query: str, reply: str, *, cited: list[str] | None = None, kind: s
         return Relevance(False, share, kind, "neither the reply nor the passages it cites hold a word of what the "
                                              "question is about: it does not answer what was asked")
     probe = Sentence(passage="", text=reply, heading="", order=0)
-    if kind in (AMOUNT, DURATION) and not probe.has(kind):
-        return Relevance(False, share, kind, f"the question asks for {'an amount' if kind == AMOUNT else 'a time'} "
-                                             "and the reply states none")
-    if kind == CONTACT and not probe.has(CONTACT):
-        return Relevance(False, share, kind, "the question asks where to write or call and the reply gives no address "
-                                             "or number")
+    # A question asking two of these ("¿cuánto cuesta y en cuántos días?") is answered in part by either.
+    if kind in _SHOWN and not any(probe.has(k) for k in kinds if k in _SHOWN):
+        return Relevance(False, share, kind, f"the question asks for {_SHOWN[kind]} and the reply {_NONE[kind]}")
     if kind == LIST and reply.count(",") + reply.count(";") < 1:
         return Relevance(False, share, kind, "the question asks for a list and the reply names one thing")
     return Relevance(True, share, kind)

@@ -203,9 +203,10 @@ def _answer(item: EvalRunItem, row: dict, *, writer, billing, timer) -> tuple[st
         item.outcome, item.answer = "answered", outcome.text
     item.evidence = draft.evidence
     kept = None
-    if row.get("customer_id") and draft.retrieval:
-        # A known customer's search leaves out the passages written for other customers (their segment, their
-        # plan): the case's retrieval is what the bot kept for them, not a search that knows nobody.
+    if draft.retrieval:
+        # The case's retrieval is what the bot's own search kept: a known customer's leaves out the passages
+        # written for other customers (their segment, their plan), and the bot searches a regional word as meant
+        # ("que me pongan la fibra" → installing) and a follow-up with the question it follows.
         ranked = sorted(draft.retrieval, key=lambda hit: hit["rank"])
         kept = [hit["doc"] for hit in ranked if hit["kept"]]
         item.retrieval = [{key: hit.get(key) for key in RETRIEVAL_KEYS} for hit in ranked]

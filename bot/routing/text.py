@@ -5,7 +5,11 @@ cancelé la factura") and call a utility bill by what it bills ("la luz está ca
 puedo pagar la luz?"). Read literally, the first asks to end the service and the second is about
 electricity. The rules read the message as meant: "cancelar" about an amount or a bill is paying, and
 "la luz" or "la energía" about paying, an amount or a bill is the bill — while a power cut ("se fue la
-luz", "no hay luz") stays a power cut, which this assistant cannot help with.
+luz", "no hay luz") stays a power cut, which this assistant cannot help with. Putting in the service is installing
+it ("¿cuánto cuesta que me pongan la fibra?", "cuando me montan el internet").
+
+Retrieval searches the message as meant too when a regional word was read (`for_search`), so "¿cuánto debo
+cancelar?" finds what paying says, not the cancellation page.
 """
 
 from __future__ import annotations
@@ -35,6 +39,9 @@ _CANCEL_IS_PAY = rx(
 )
 _POWER_CUT = rx(r"\b(?:se fue|se va|sin|no hay|no tengo|corte de|cortaron|apagon|se corto|se cae) (?:la )?(?:luz|energia)\b",
                 r"\bapagon\b")
+_PUT_IN = rx(r"\b(?:pongan|ponga|ponen|pone|poner|ponerme|pusieron|puso|pondran|coloquen|colocan|colocar|monten|montan|"
+             r"montar|montaron)\s+(?=(?:la |el |mi |una |un )?(?:fibra|internet|servicio|linea|conexion|router|modem|"
+             r"antena)\b)")
 _UTILITY_BILL = rx(r"\b(?:la |el recibo de (?:la )?|el servicio de (?:la )?|la factura de (?:la )?)?(?:luz|energia)\b")
 
 
@@ -50,6 +57,25 @@ def read_as_meant(text: str) -> str:
     """Return the message folded (lower case, no accents, ñ kept, letters not tripled), regional words read as meant."""
     folded = _REPEATS.sub(r"\1\1", fold(text, case="lower", keep_enye=True))
     folded = _CANCEL_IS_PAY.sub(_pay, folded)
+    folded = _PUT_IN.sub("instalen ", folded)
     if not _POWER_CUT.search(folded):
         folded = _UTILITY_BILL.sub("la factura", folded)
     return folded
+
+
+def for_search(text: str) -> str:
+    """Return what retrieval should search for: the message as written, with a regional word in it read as meant
+    ("¿cuánto debo cancelar?" → "¿cuánto debo pagar?"); accents and case are kept where nothing was read."""
+    written, folded = text, fold(text, case="lower", keep_enye=True)
+    if len(folded) != len(written):  # folding changed the length: its positions are not the message's
+        meant = read_as_meant(text)
+        return meant if meant != _REPEATS.sub(r"\1\1", folded) else text
+    steps = [(_CANCEL_IS_PAY, _pay), (_PUT_IN, lambda match: "instalen ")]
+    if not _POWER_CUT.search(folded):
+        steps.append((_UTILITY_BILL, lambda match: "la factura"))
+    for pattern, meaning in steps:
+        for match in reversed(list(pattern.finditer(folded))):
+            said = meaning(match)
+            written = written[:match.start()] + said + written[match.end():]
+            folded = folded[:match.start()] + said + folded[match.end():]
+    return written

@@ -33,12 +33,18 @@ def test_the_documents_title_says_what_a_sentence_is_about():
     assert composed is not None and composed.evidence_ids == ["E2"] and "5%" in composed.reply
 
 
+def reply_from(query: str, text: str, *, doc: str, language: str) -> str:
+    """The template writer's reply to `query` from one passage (fails the test when it composes none)."""
+    composed = compose(query, [Passage("E1", text, doc=doc, language=language)], language=language)
+    assert composed is not None
+    return composed.reply
+
+
 def test_a_worked_example_is_never_the_whole_answer_when_the_rule_is_there():
-    passage = Passage("E1", "Late Fees on Home Plans\nHow the fee is calculated\n\nThe fee is 5% of the unpaid part "
-                            "of the invoice. For example, an unpaid invoice of USD 32.48 produces a late fee of USD "
-                            "1.62.", doc="late-fees-en", language="en")
-    composed = compose("what is the late fee?", [passage], language="en")
-    assert composed is not None and composed.reply.startswith("The fee is 5%")
+    reply = reply_from("what is the late fee?", "Late Fees on Home Plans\nHow the fee is calculated\n\nThe fee is 5% of "
+                       "the unpaid part of the invoice. For example, an unpaid invoice of USD 32.48 produces a late fee "
+                       "of USD 1.62.", doc="late-fees-en", language="en")
+    assert reply.startswith("The fee is 5%")
 
 
 CANCELLATION = Passage(
@@ -154,8 +160,24 @@ def test_a_question_for_where_to_write_is_answered_with_the_address_not_a_senten
 
 def test_a_changed_stem_vowel_is_the_same_word():
     # "devuelven" and "devolución" are one verb: the sentence about the refund's time beats the credit's "de inmediato".
-    passage = Passage("E1", "Reembolso por cobro duplicado\nQué puedes elegir\n\nPuedes dejarlo como saldo a favor, que "
-                            "se aplica de inmediato. También puedes pedir la devolución por el mismo medio, en un máximo "
-                            "de 3 días hábiles.", doc="reembolso-cobro-duplicado-es", language="es")
-    composed = compose("¿en cuánto tiempo me devuelven el dinero?", [passage], language="es")
-    assert composed is not None and composed.reply.startswith("También puedes pedir la devolución")
+    reply = reply_from("¿en cuánto tiempo me devuelven el dinero?", "Reembolso por cobro duplicado\nQué puedes elegir\n\n"
+                       "Puedes dejarlo como saldo a favor, que se aplica de inmediato. También puedes pedir la "
+                       "devolución por el mismo medio, en un máximo de 3 días hábiles.",
+                       doc="reembolso-cobro-duplicado-es", language="es")
+    assert reply.startswith("También puedes pedir la devolución")
+
+
+FIBER_INSTALLATION = Passage("E1", "Instalación del servicio\nCosto de instalación\n\nLa instalación de cualquier plan Fibra "
+                                   "cuesta USD 30,00 más IVA.", doc="instalacion-es", language="es")
+TRIAL = Passage("E2", "Plan de prueba de 30 días\nAl cumplirse los 30 días\n\nSi no cancelas antes del día 30, el servicio "
+                      "pasa a Fibra 100 con precio regular de USD 20,00 más IVA según la fecha de instalación.",
+                doc="plan-prueba-es", language="es")
+
+
+def test_a_question_asking_how_much_and_how_long_is_answered_for_either_not_by_a_time_on_another_subject():
+    query = "¿cuánto cuesta que me instalen la fibra y en cuántos días vienen?"
+    composed = compose(query, [FIBER_INSTALLATION, TRIAL], language="es")
+    assert composed is not None and composed.evidence_ids == ["E1"] and "USD 30,00" in composed.reply
+    assert relevance(query, composed.reply).ok  # the amount answers part of it
+    refused = relevance(query, "La instalación de fibra la hace un técnico de Conectia.")
+    assert not refused.ok and "a time" in refused.reason

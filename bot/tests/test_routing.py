@@ -6,6 +6,7 @@ from bot.routing.capability import account_capability
 from bot.routing.courtesy import courtesy_of
 from bot.routing.decision import decide, rule_route, yield_to_published_number
 from bot.routing.language import detect_language
+from bot.routing.text import for_search
 from bot.routing.types import Courtesy, Route
 
 
@@ -196,3 +197,15 @@ def test_rules_are_never_overridden_by_a_published_number(text):
 def test_without_a_published_number_the_classifier_stands():
     decided = decide("me cobraron dos veces", scores(account=0.9, document=0.1))
     assert yield_to_published_number(decided, "me cobraron dos veces", []) == decided
+
+
+@pytest.mark.parametrize(("text", "searched"), [
+    ("¿cuánto debo cancelar este mes?", "¿cuanto debo pagar este mes?"),
+    ("¿cuánto cuesta que me monten la fibra?", "¿cuánto cuesta que me instalen la fibra?"),
+    ("la luz está carísima", "la factura está carísima"),
+    ("se fue la luz", "se fue la luz"),  # a power cut stays one
+    ("quiero cancelar el plan", "quiero cancelar el plan"),  # ending the plan is not paying
+    ("¿Cuánto cuesta la reconexión?", "¿Cuánto cuesta la reconexión?"),  # nothing read: the message as written
+])
+def test_retrieval_searches_a_regional_word_as_meant_and_the_rest_as_written(text, searched):
+    assert for_search(text) == searched

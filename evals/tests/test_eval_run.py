@@ -209,6 +209,18 @@ def test_a_case_asked_by_a_known_customer_is_scored_on_what_retrieval_kept_for_t
     assert "no hit in top 5" in business.failures and "dos horas" in business.answer
 
 
+@pytest.mark.django_db
+def test_a_case_is_scored_on_what_the_bot_searched_when_it_reads_a_regional_word(kb, tmp_path, healthy_billing):
+    """"Que me monten la fibra" is installing it: the bot searches it as meant, and the case is scored on that search,
+    not on the words as written."""
+    golden_set = make_set(tmp_path, [{"id": "put-in", "query": "¿cuánto sale que me monten la fibra?",
+                                      "hits": ["instalacion-es"]}])
+    as_written = items(eval_run(golden_set=golden_set, retrieval_only=True))["put-in"]
+    item = items(eval_run(golden_set=golden_set, writer=TemplateWriter(), use_judge=False))["put-in"]
+
+    assert item.first_hit_rank is not None and (as_written.first_hit_rank or 99) > item.first_hit_rank
+
+
 def judge_reply(verdict):
     return {"reason": f"claims checked: {verdict}", "verdict": verdict}
 
