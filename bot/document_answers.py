@@ -33,6 +33,8 @@ STOPWORDS = frozenset({
     "puedo", "hago", "tienen", "ustedes", "cual", "cuales", "which", "there", "that", "this", "with", "will",
     "would", "qué", "cuál", "me", "nos", "pasa", "happens", "hacer", "tiene", "get", "from", "about", "many",
     "cuantos", "cuantas", "long", "do", "does", "did", "was", "were", "son", "está", "esta", "estan", "bien",
+    # Question words and the halves of English contractions ("don't" → "don", "t"): how a question is put.
+    "when", "where", "why", "who", "donde", "quien", "don", "doesn", "didn", "isn", "aren", "won", "wasn", "haven",
 })
 # The verbs of a price question say how it is asked, not what about: the amount kind stands for them when a sentence
 # is chosen ("Cuesta USD 15,00." is not an answer to "¿cuánto cuesta la reconexión?").

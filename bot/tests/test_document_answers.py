@@ -181,3 +181,13 @@ def test_a_question_asking_how_much_and_how_long_is_answered_for_either_not_by_a
     assert relevance(query, composed.reply).ok  # the amount answers part of it
     refused = relevance(query, "La instalación de fibra la hace un técnico de Conectia.")
     assert not refused.ok and "a time" in refused.reason
+
+
+def test_question_words_are_not_what_a_question_is_about():
+    # "when" and "don't" say how the question is put: the visit's "when the problem…" must not beat the unreturned router.
+    visits = Passage("E1", "Technical Visits\nWhen a visit is charged\n\nA visit costs USD 15.00 plus VAT when the problem "
+                           "is on the customer's side, such as your own routers.", doc="technical-visits-en", language="en")
+    deposit = Passage("E2", "Equipment Deposit\nMissing equipment\n\nIf equipment is not returned on time, its replacement "
+                            "value is charged: USD 45.00 for the router.", doc="equipment-deposit-en", language="en")
+    composed = compose("what do you charge if I don't return the router when I leave?", [visits, deposit], language="en")
+    assert composed is not None and composed.evidence_ids == ["E2"] and "USD 45.00" in composed.reply
