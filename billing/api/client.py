@@ -502,6 +502,18 @@ def billing_breaker(*, now: Callable[[], float] = time.time, store=None) -> Circ
     return CircuitBreaker(BREAKER_NAME, store if store is not None else default_store(), policy, now=now)
 
 
+def in_process_sample_customer() -> str | None:
+    """With no BILLING_API_BASE_URL (the in-process simulator), build the simulator's day and return its first
+    customer's id, which a warm-up may ask about without touching a real system; None with a real billing API."""
+    from django.conf import settings
+
+    if settings.BILLING_API_BASE_URL:
+        return None
+    from billing.simulator.mounted import shared_simulator
+
+    return next(iter(shared_simulator().data.accounts), None)
+
+
 def billing_client(
     *,
     extra_headers: dict[str, str] | None = None,

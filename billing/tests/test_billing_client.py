@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from billing.api.breaker import CLOSED, OPEN, CircuitBreaker, MemoryStore, Policy
-from billing.api.client import BillingClient, billing_client, memory_breaker
+from billing.api.client import BillingClient, billing_client, in_process_sample_customer, memory_breaker
 from billing.simulator import BillingSimulator, serve_in_thread
 from billing.simulator.mounted import reset_shared_simulator, shared_simulator
 from billing.simulator.transport import InProcessTransport
@@ -353,3 +353,11 @@ def test_a_bug_in_the_computations_costs_one_escalation_not_the_turn(sim, health
     monkeypatch.setattr(computations, "find_invoice_total", broken)
     result = healthy.invoice_change(a_customer(sim))
     assert (result.ok, result.should_escalate, result.error.code) == (False, True, "client_error")
+
+
+def test_a_warm_up_asks_about_a_simulated_customer_only_when_no_real_api_is_configured(settings):
+    settings.BILLING_API_BASE_URL = ""
+    customer_id = in_process_sample_customer()
+    assert customer_id and customer_id.startswith("C-")
+    settings.BILLING_API_BASE_URL = "https://billing.example.invalid/"
+    assert in_process_sample_customer() is None
