@@ -31,7 +31,7 @@ _CORRECTS = re.compile(
     r"me referia a|me refiero a|te preguntaba por|preguntaba por)\b")
 # The words that say how a question asks, not what about ("cuánto cuesta", "how much is the").
 _ASKING_WORDS = STOPWORDS | {"cuesta", "cuestan", "cobran", "cost", "costs", "vale", "valen", "tarda", "demora", "take",
-                             "takes", "long", "donde", "where", "dias", "days", "horas", "hours", "que", "what", "when"}
+                             "takes", "dias", "days", "horas", "hours"}
 _BARE_WHY = re.compile(r"^\W*(por ?que|why|how come|como asi)\b")
 _WORD = re.compile(r"\w+")
 SHORT = 10  # words: longer messages carry their own topic

@@ -62,8 +62,10 @@ def on_topic(query: str, text: str) -> bool:
     return not topical or bool(topical & _words(text))
 
 
-_SHOWN = {AMOUNT: "an amount", DURATION: "a time", CONTACT: "where to write or call"}
-_NONE = {AMOUNT: "states none", DURATION: "states none", CONTACT: "gives no address or number"}
+# The kinds a reply shows on its face, and why a reply without one is refused.
+_MISSING = {AMOUNT: "the question asks for an amount and the reply states none",
+            DURATION: "the question asks for a time and the reply states none",
+            CONTACT: "the question asks where to write or call and the reply gives no address or number"}
 
 
 def relevance(query: str, reply: str, *, cited: list[str] | None = None, kind: str | None = None) -> Relevance:
@@ -79,8 +81,8 @@ def relevance(query: str, reply: str, *, cited: list[str] | None = None, kind: s
                                              "question is about: it does not answer what was asked")
     probe = Sentence(passage="", text=reply, heading="", order=0)
     # A question asking two of these ("¿cuánto cuesta y en cuántos días?") is answered in part by either.
-    if kind in _SHOWN and not any(probe.has(k) for k in kinds if k in _SHOWN):
-        return Relevance(False, share, kind, f"the question asks for {_SHOWN[kind]} and the reply {_NONE[kind]}")
+    if kind in _MISSING and not any(probe.has(k) for k in kinds if k in _MISSING):
+        return Relevance(False, share, kind, _MISSING[kind])
     if kind == LIST and reply.count(",") + reply.count(";") < 1:
         return Relevance(False, share, kind, "the question asks for a list and the reply names one thing")
     return Relevance(True, share, kind)

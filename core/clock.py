@@ -73,13 +73,13 @@ def parse_time_of_day(value: str) -> tuple[dt.time, float] | None:
         ) from None
 
 
-def _reference(target: dt.date | None) -> dt.datetime:
-    """The instant whose time of day the clock shows: the wall clock's, or the one CLOCK_TIME_OF_DAY started."""
+def _reference(day: dt.date) -> dt.datetime:
+    """The instant whose time of day the clock shows: the wall clock's, or the one CLOCK_TIME_OF_DAY started on `day`."""
     started = parse_time_of_day(getattr(settings, "CLOCK_TIME_OF_DAY", ""))
-    if started is None or target is None:
+    if started is None:
         return _wall()
     clock_time, unix = started
-    start = timezone.make_aware(dt.datetime.combine(target, clock_time)).astimezone(dt.UTC)
+    start = timezone.make_aware(dt.datetime.combine(day, clock_time)).astimezone(dt.UTC)
     return start + dt.timedelta(seconds=time.time() - unix)
 
 

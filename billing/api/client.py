@@ -502,16 +502,22 @@ def billing_breaker(*, now: Callable[[], float] = time.time, store=None) -> Circ
     return CircuitBreaker(BREAKER_NAME, store if store is not None else default_store(), policy, now=now)
 
 
-def in_process_sample_customer() -> str | None:
-    """With no BILLING_API_BASE_URL (the in-process simulator), build the simulator's day and return its first
-    customer's id, which a warm-up may ask about without touching a real system; None with a real billing API."""
+def _in_process_simulator():
+    """The process's billing simulator when no BILLING_API_BASE_URL is set (it then stands for the API), else None."""
     from django.conf import settings
 
     if settings.BILLING_API_BASE_URL:
         return None
     from billing.simulator.mounted import shared_simulator
 
-    return next(iter(shared_simulator().data.accounts), None)
+    return shared_simulator()
+
+
+def in_process_sample_customer() -> str | None:
+    """With the in-process simulator, build its day and return its first customer's id, which a warm-up may ask about
+    without touching a real system; None with a real billing API."""
+    simulator = _in_process_simulator()
+    return None if simulator is None else next(iter(simulator.data.accounts), None)
 
 
 def billing_client(
@@ -526,11 +532,11 @@ def billing_client(
     timeout_s = settings.BILLING_API_TIMEOUT_S
     transport = None
     base_url = settings.BILLING_API_BASE_URL
-    if not base_url:
-        from billing.simulator.mounted import shared_simulator
+    simulator = _in_process_simulator()
+    if simulator is not None:
         from billing.simulator.transport import InProcessTransport
 
-        transport = InProcessTransport(shared_simulator(), read_timeout_s=timeout_s)
+        transport = InProcessTransport(simulator, read_timeout_s=timeout_s)
         base_url = "http://billing-simulator.invalid/"
     return BillingClient(
         base_url=base_url,

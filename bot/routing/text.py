@@ -53,13 +53,19 @@ def _pay(match: re.Match) -> str:
     return re.sub(_CANCEL, verb, match.group(0))
 
 
+def _readings(folded: str) -> list[tuple[re.Pattern, object]]:
+    """The regional words to read in a folded message and what each means, in order (a power cut keeps "la luz")."""
+    steps: list[tuple[re.Pattern, object]] = [(_CANCEL_IS_PAY, _pay), (_PUT_IN, "instalen ")]
+    if not _POWER_CUT.search(folded):
+        steps.append((_UTILITY_BILL, "la factura"))
+    return steps
+
+
 def read_as_meant(text: str) -> str:
     """Return the message folded (lower case, no accents, ñ kept, letters not tripled), regional words read as meant."""
     folded = _REPEATS.sub(r"\1\1", fold(text, case="lower", keep_enye=True))
-    folded = _CANCEL_IS_PAY.sub(_pay, folded)
-    folded = _PUT_IN.sub("instalen ", folded)
-    if not _POWER_CUT.search(folded):
-        folded = _UTILITY_BILL.sub("la factura", folded)
+    for pattern, meaning in _readings(folded):
+        folded = pattern.sub(meaning, folded)
     return folded
 
 
@@ -70,12 +76,9 @@ def for_search(text: str) -> str:
     if len(folded) != len(written):  # folding changed the length: its positions are not the message's
         meant = read_as_meant(text)
         return meant if meant != _REPEATS.sub(r"\1\1", folded) else text
-    steps = [(_CANCEL_IS_PAY, _pay), (_PUT_IN, lambda match: "instalen ")]
-    if not _POWER_CUT.search(folded):
-        steps.append((_UTILITY_BILL, lambda match: "la factura"))
-    for pattern, meaning in steps:
+    for pattern, meaning in _readings(folded):
         for match in reversed(list(pattern.finditer(folded))):
-            said = meaning(match)
+            said = meaning(match) if callable(meaning) else meaning
             written = written[:match.start()] + said + written[match.end():]
             folded = folded[:match.start()] + said + folded[match.end():]
     return written
