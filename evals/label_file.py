@@ -10,7 +10,9 @@ turn:
 
 `case` is a case of the golden set the labels belong to; `evidence_of` reuses the evidence of an earlier line
 (a variant of the same turn); `verified` lists the figures the grounding verifier accepted as derived from the
-evidence; `origin` says whether the answer came from the answer path or is a deliberately wrong variant of one.
+evidence; `origin` says whether the answer came from the answer path ("answer"), is a deliberately wrong variant of
+one made by a program ("variant"), or was written by a person the way a model writer might answer, right or wrong
+("written"; `variant` says what the writer tried).
 An unknown case id, a repeated id, the same answer labelled twice, a label that is not pass or fail: each is an
 error naming the line, and nothing of the file is used.
 """
@@ -23,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 LABELS = ("pass", "fail")
-ORIGINS = ("answer", "variant")
+ORIGINS = ("answer", "variant", "written")
 _KEYS = {"id", "case", "question", "answer", "evidence", "evidence_of", "verified", "label", "note", "origin",
          "variant"}
 MAX_ID = 34  # the item key "label:<id>" fits the 40 characters of HumanLabel.item_key
@@ -142,8 +144,8 @@ def _label_row(line: str, *, number: int, case_ids: set[str], by_id: dict[str, L
     origin = raw.get("origin", "answer")
     if origin not in ORIGINS:
         fail(f"'origin' must be one of {', '.join(ORIGINS)}, got {origin!r}")
-    if origin == "variant" and not str(raw.get("variant") or "").strip():
-        fail("a variant says what was made wrong in it ('variant')")
+    if origin in ("variant", "written") and not str(raw.get("variant") or "").strip():
+        fail("a variant or a written answer says what was tried in it ('variant')")
     evidence = _evidence(raw, by_id=by_id, case=case, fail=fail)
     verified = raw.get("verified", [])
     if not isinstance(verified, list) or not all(isinstance(figure, str) for figure in verified):

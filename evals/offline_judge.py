@@ -20,7 +20,7 @@ from core.text import fold, number_key
 from evals.bill_reading import MONTHS, Finding, bill_problems, has_words, names_the_bill
 from evals.judgement import EvidenceItem, Judgement
 
-LEXICAL_JUDGE_VERSION = "lexical-support-5"  # the offline judge in use: LexicalBillJudge
+LEXICAL_JUDGE_VERSION = "lexical-support-6"  # the offline judge in use: LexicalBillJudge
 # A claim is supported when at least this share of its content words occurs in ONE passage.
 LEXICAL_MIN_SHARE = 0.6
 _STEM = 5  # words compare on their first 5 letters: "reconexion" ~ "reconexiones", "cobran" ~ "cobrar"
@@ -39,6 +39,7 @@ hola gracias saludos favor buenos buenas dias tardes noches estimado estimada he
 """.split())
 _CITATION_RE = re.compile(r"\[\s*E\d+(?:\s*[,;]\s*E\d+)*\s*\]")
 _NUMBER_RE = re.compile(r"\d+(?:[.,]\d+)*")
+_CITED_ID_RE = re.compile(r"E\d+")
 _WORD_RE = re.compile(r"[^\W\d_]+")
 # A sentence ends at . ! ? followed by a capital or an opening mark — not inside "Bs. 350,00"; or at a newline.
 _SENTENCE_RE = re.compile(r"(?<=[.!?])\s+(?=[¿¡\"“(A-ZÁÉÍÓÚÑ])|\n+")
@@ -59,27 +60,35 @@ def _content_stems(text: str) -> set[str]:
 
 def _claim_sentences(answer: str) -> list[str]:
     """Return the answer's claims: its sentences, cut after each citation marker (the writer cites each claim)."""
+    return [claim for claim, _ in cited_claims(answer)]
+
+
+def cited_claims(answer: str) -> list[tuple[str, frozenset[str]]]:
+    """Return the answer's claims (see `_claim_sentences`), each with the evidence ids its markers cite."""
     text = answer
     # The bot's own hand-over and identity requests make no claim about billing.
     for notice in (*CUSTOMER_NOTICE.values(), *ASK_FOR_IDENTITY.values()):
         text = text.replace(notice, "\n")
-    pieces = []
+    pieces: list[tuple[str, frozenset[str]]] = []
     for sentence in _SENTENCE_RE.split(text):
         parts = _CITATION_RE.split(sentence)
+        markers = [frozenset(_CITED_ID_RE.findall(marker)) for marker in _CITATION_RE.findall(sentence)]
+        cites = [frozenset().union(*markers[n:n + 1]) for n in range(len(parts))]  # part n ends at marker n
         # The words after a sentence's last citation finish the claim before it ("… cuesta Bs. 1.400,00 [E6] al mes
         # antes de IVA."): joined to it, not judged alone, unless they state a figure of their own.
         if len(parts) > 1 and not _NUMBER_RE.search(parts[-1]):
             parts[-2:] = [f"{parts[-2].rstrip()} {parts[-1].strip()}".rstrip(" .!?")]
-        pieces += parts
-    sentences = []
-    for sentence in (piece.strip(" \t\n,;:") for piece in pieces):
+            cites[-2:] = [cites[-2]]
+        pieces += zip(parts, cites)
+    claims = []
+    for sentence, cited in ((piece.strip(" \t\n,;:"), cited) for piece, cited in pieces):
         folded = fold(sentence)
         if not sentence or (not _NUMBER_RE.search(sentence) and len(_content_stems(sentence)) < 2):
             continue  # a greeting or a word of thanks
         if not _NUMBER_RE.search(sentence) and _PEOPLE_RE.search(folded) and _HANDOVER_RE.search(folded):
             continue  # "a person on our team will reply here": a hand-over, not a claim
-        sentences.append(sentence)
-    return sentences
+        claims.append((sentence, cited))
+    return claims
 
 
 class LexicalJudge:
@@ -185,7 +194,10 @@ _NEGATION_RE = re.compile(r"\b(no|not|cannot|can't|nunca|never|tampoco|ningun|ni
 class LexicalBillJudge(LexicalJudge):
     """The offline judge that reads bills (version 2 read "VES 440.80" as no amount, judged the words after a
     sentence's last citation as a claim of their own, and faulted a cause the finding itself names; version 4 added
-    the figure put on the wrong thing; version 5 the exception the question asks about and the answer leaves out).
+    the figure put on the wrong thing; version 5 the exception the question asks about and the answer leaves out;
+version 6 reads a negation clause by clause with the words it governs, where version 5 compared whole sentences and
+failed a faithful paraphrase that joined two of them, and adds the figure taken from another passage than the one the
+claim speaks from, the customer's own figures and small numbers written in words).
 
     A claim that speaks of the bill — it states a figure of a billing finding, or names the bill's change, a
     cause or a payment's state — is checked against the findings the way a person reads them
@@ -194,7 +206,8 @@ class LexicalBillJudge(LexicalJudge):
     grounding verifier derived from two evidence amounts (`verified`), and at least half of its content words
     must be in the findings or be the words a bill explanation is phrased with. Any other claim is checked as
     version 1 checks it (numbers in the evidence, 60 % of its content words in one passage), and fails when it
-    negates the passage sentence it copies (or drops that sentence's negation), gives its rule while leaving out
+    takes a figure from another passage than the one its words come from or it cites, negates what no passage
+    negates or says what the passage clause it copies denies, gives its rule while leaving out
     the passage's exception to it that the question asks about, or copies a rule of a passage about one plan or
     offer (the trial, the annual plan, the welcome discount) without naming it when the
     question does not. Every claim fails that gives an amount in a currency the evidence never gives it in.
@@ -211,16 +224,18 @@ class LexicalBillJudge(LexicalJudge):
         passages = [(item.id, f"{item.text}\n{getattr(item, 'value', None) or ''}") for item in evidence]
         stated = set().union(*(_numbers(text) for _, text in passages)) if passages else set()
         derived = {number_key(figure) for figure in verified if _NUMBER_RE.fullmatch(figure.strip())}
-        known = stated | derived
+        asked = _numbers(question)  # the customer's own figures ("con 2 meses de servicio")
+        known = stated | derived | asked | set().union(*(_spelled_numbers(text) for _, text in passages))
         findings = [Finding.of(kind=item.fact_kind, text=item.text, value=getattr(item, "value", None))
                     for item in evidence if getattr(item, "fact_kind", "")]
         finding_stems = set().union(*(_content_stems(item.text) for item in evidence
                                       if getattr(item, "fact_kind", ""))) if findings else set()
         finding_numbers = set().union(*(finding.numbers for finding in findings)) if findings else set()
         pairs = set().union(*(currency_pairs(text) for _, text in passages)) if passages else set()
-        claims = _claim_sentences(answer)
+        cited = cited_claims(answer)
+        claims = [claim for claim, _ in cited]
         unsupported = []
-        for sentence in claims:
+        for sentence, cites in cited:
             problems = []
             missing = sorted(_numbers(sentence) - known)
             if missing:
@@ -231,7 +246,8 @@ class LexicalBillJudge(LexicalJudge):
                 problems += bill_problems(sentence, findings)
                 problems += _bill_words(sentence, finding_stems)
             else:
-                problems += _passage_words(sentence, passages, question=question, answer=answer)
+                problems += _passage_words(sentence, passages, question=question, answer=answer, cites=cites,
+                                           free=derived | asked)
             if problems:
                 unsupported.append(f"«{sentence}»: {'; '.join(problems)}")
         return _verdict(self, claims, unsupported)
@@ -246,9 +262,11 @@ def _bill_words(sentence: str, finding_stems: set[str]) -> list[str]:
         f"{share:.0%} of its words in the billing findings (needs {BILL_MIN_SHARE:.0%})"]
 
 
-def _passage_words(sentence: str, passages: list[tuple[str, str]], *, question: str, answer: str = "") -> list[str]:
-    """Return why a claim is not supported by one passage: too few of its words there, a negation turned, or a
-    rule of one plan given without naming the plan."""
+def _passage_words(sentence: str, passages: list[tuple[str, str]], *, question: str, answer: str = "",
+                   cites: frozenset[str] = frozenset(), free: set[str] = frozenset()) -> list[str]:
+    """Return why a claim is not supported by one passage: too few of its words there, a figure taken from another
+    passage than the one its words and its marker come from, a negation turned, or a rule of one plan given without
+    naming the plan. `free` are figures that need no passage (the question's, the verifier's derived ones)."""
     stems = _content_stems(sentence)
     if not stems:
         return []
@@ -257,9 +275,13 @@ def _passage_words(sentence: str, passages: list[tuple[str, str]], *, question: 
     if best < LEXICAL_MIN_SHARE:
         where = f"best passage {best_id}" if best_id else "no evidence"
         return [f"{best:.0%} of its content words in one passage ({where}; needs {LEXICAL_MIN_SHARE:.0%})"]
-    source = _closest_sentence(stems, passages)
-    if source and bool(_NEGATION_RE.search(fold(sentence))) != bool(_NEGATION_RE.search(fold(source))):
-        return [f"turns the negation of the passage's «{source.strip()[:80]}»"]
+    borrowed = _borrowed_figures(sentence, passages, sources={best_id, *cites}, free=free)
+    if borrowed:
+        return borrowed
+    turned = _turned_negation(sentence, passages)
+    if turned:
+        return [turned if turned.startswith("no passage says") else
+                f"turns the negation of the passage's «{turned.strip()[:80]}»"]
     passage = dict(passages)[best_id]
     scope = scope_problem(sentence, passage=passage, question=question)
     return [scope] if scope else misattributed(sentence, passage) + left_out_exception(answer, passage,
@@ -319,6 +341,81 @@ def misattributed(claim: str, passage: str) -> list[str]:
             problems.append(f"puts {number} on «{'/'.join(sorted(things))}», which the passage gives "
                             f"{', '.join(others)}")
     return problems
+
+
+def _borrowed_figures(sentence: str, passages: list[tuple[str, str]], *, sources: set[str],
+                      free: set[str]) -> list[str]:
+    """Return why a claim gives a figure that only another passage holds than the one its words come from and the
+    ones it cites ("los domingos de 8:00 a 16:00 [E1]" where E1 says 14:00 and 16:00 is E2's Saturday)."""
+    own = set().union(*(_numbers(text) | _spelled_numbers(text) for pid, text in passages if pid in sources))
+    problems = []
+    for number in sorted(_numbers(sentence) - own - free):
+        elsewhere = [pid for pid, text in passages if number in _numbers(text) | _spelled_numbers(text)]
+        if elsewhere:
+            problems.append(f"takes {number} from {', '.join(elsewhere)}, not from the passage it speaks from")
+    return problems
+
+
+# A clause: a passage or claim sentence cut at ; : ( ) and at a comma before a new clause.
+_CLAUSE_RE = re.compile(r"[;:()]|,\s+")
+
+
+def _clauses(text: str) -> list[str]:
+    return [piece for piece in _CLAUSE_RE.split(text) if _content_stems(piece)]
+
+
+def _turned_negation(sentence: str, passages: list[tuple[str, str]]) -> str:
+    """Return the passage clause whose negation a clause of the claim turns ("" when none). A negation is read with
+    the words it governs (the next few content words): a negative clause of the claim needs a negative clause of a
+    passage that says those words ("no tiene multa" where no passage negates a fine fails), and a positive clause of
+    the claim that says what a negative passage clause denies ("tienes que pagarlo" where the passage says "no tienes
+    que pagarlo") turns it. A claim that joins a negative clause of one sentence to a positive one of another, or
+    copies the part of a sentence the negation does not govern, is not turned."""
+    clauses = [clause for _, text in passages for piece in _passage_sentences(text) for clause in _clauses(piece)]
+    negative = [(clause, _governed(clause)) for clause in clauses if _NEGATION_RE.search(fold(clause))]
+    for part in _clauses(sentence):
+        stems = _content_stems(part)
+        if _NEGATION_RE.search(fold(part)):
+            governed = _governed(part)
+            if governed and not any(governed & denied for _, denied in negative):
+                return f"no passage says «{part.strip()[:60]}»"
+            continue
+        if _CONDITION_RE.match(fold(part).strip()):
+            continue  # "si cancelas entre el día 8 y el 30": another branch of a rule, not its negation
+        shared = [(len(stems & _content_stems(clause)), clause) for clause in clauses]
+        most = max((count for count, _ in shared), default=0)
+        for count, clause in shared:
+            denied = _governed(clause) if count == most >= 2 and _NEGATION_RE.search(fold(clause)) else set()
+            if denied and len(stems & denied) >= min(2, len(denied)):
+                return clause
+    return ""
+
+
+_CONDITION_RE = re.compile(r"(y |and )?(si|if|cuando|when|unless)\b")
+_GOVERNED = 4  # words after a negation that it governs
+_AFTER_NEGATION_RE = re.compile(_NEGATION_RE.pattern + r"((?:\W+\w+){1,%d})" % (_GOVERNED + 3))
+
+
+def _governed(clause: str) -> set[str]:
+    """Return the content stems of the first words a clause's negations govern ("no es requisito pagarlo antes")."""
+    governed: set[str] = set()
+    for _, after in _AFTER_NEGATION_RE.findall(fold(clause)):
+        governed |= set(list(dict.fromkeys(w[:_STEM] for w in _WORD_RE.findall(after)
+                                            if len(w) > 2 and w not in _STOP_WORDS))[:_GOVERNED])
+    return governed
+
+
+# Small numbers a passage may write in words ("tres días hábiles", "five calendar days").
+_SPELLED = {word: str(value) for value, words in enumerate((
+    (), ("uno", "una", "one"), ("dos", "two"), ("tres", "three"), ("cuatro", "four"), ("cinco", "five"),
+    ("seis", "six"), ("siete", "seven"), ("ocho", "eight"), ("nueve", "nine"), ("diez", "ten"), ("once", "eleven"),
+    ("doce", "twelve"))) for word in words}
+_SPELLED_RE = re.compile(r"\b(" + "|".join(_SPELLED) + r")\b")
+
+
+def _spelled_numbers(text: str) -> set[str]:
+    """Return the small numbers a text writes in words, as figures ("tres" → "3")."""
+    return {_SPELLED[word] for word in _SPELLED_RE.findall(fold(text))}
 
 
 def _passage_sentences(text: str) -> list[str]:

@@ -183,7 +183,7 @@ def test_get_judge_is_offline_without_a_model_and_follows_the_settings_with_one(
     settings.OPENAI_API_KEY, settings.OPENAI_BASE_URL, settings.JUDGE_PROMPT_VERSION = "", "", ""
     offline = get_judge()
     assert isinstance(offline, LexicalBillJudge)  # the offline judge that reads bills
-    assert (offline.version, offline.model) == ("lexical-support-5", "offline")
+    assert (offline.version, offline.model) == ("lexical-support-6", "offline")
     settings.OPENAI_BASE_URL, settings.OPENAI_MODEL = "http://127.0.0.1:9/v1", "writer-model"
     assert (get_judge().model, get_judge().version) == ("writer-model", judge_prompt_versions()[-1])
     settings.JUDGE_MODEL, settings.JUDGE_PROMPT_VERSION = "judge-model", "faithfulness-1"

@@ -78,7 +78,9 @@ GOOD = {"id": "g011", "case": "g011", "question": "cuanto cobran por reconexion 
     ({**GOOD, "id": "again"}, "labels.jsonl:2: this answer to g011 is already labelled on line 1"),
     ({**GOOD, "id": "y", "answer": "otra", "label": "maybe"}, "labels.jsonl:2: 'label' must be pass or fail"),
     ({**GOOD, "id": "y", "answer": "otra", "label": None}, "labels.jsonl:2: 'label' must be pass or fail"),
-    ({**GOOD, "id": "y", "answer": "otra", "origin": "variant"}, "labels.jsonl:2: a variant says what was made wrong"),
+    ({**GOOD, "id": "y", "answer": "otra", "origin": "variant"}, "labels.jsonl:2: a variant or a written answer says"),
+    ({**GOOD, "id": "y", "answer": "otra", "origin": "written"}, "labels.jsonl:2: a variant or a written answer says"),
+    ({**GOOD, "id": "y", "answer": "otra", "origin": "model"}, "labels.jsonl:2: 'origin' must be one of"),
     ({"id": "y", "case": "g011", "answer": "otra", "label": "fail", "evidence_of": "nope"},
      "labels.jsonl:2: 'evidence_of' names 'nope', which no earlier line has"),
     ("{not json", "labels.jsonl:2: not JSON"),
@@ -114,9 +116,9 @@ def test_the_offline_judge_in_use_agrees_with_the_labels_on_dev_as_docs_evals_sa
     for judge in (LexicalJudge(), LexicalBillJudge()):
         judge_labelled(judge=judge, limit=1000)
     old = calibration_report(judge_version="lexical-support-1", split="dev")
-    new = calibration_report(judge_version="lexical-support-5", split="dev")
-    assert (new["true_passes"], new["human_passes"], new["true_fails"], new["human_fails"]) == (18, 18, 26, 26)
-    assert (old["true_passes"], old["true_fails"]) == (15, 21)
+    new = calibration_report(judge_version="lexical-support-6", split="dev")
+    assert (new["true_passes"], new["human_passes"], new["true_fails"], new["human_fails"]) == (41, 45, 37, 41)
+    assert (old["true_passes"], old["true_fails"]) == (33, 29)
     assert not JudgeTestRead.objects.exists()  # dev only: the test split was not read
 
 
@@ -256,20 +258,20 @@ def test_each_read_of_the_test_split_is_recorded_and_a_second_is_not_final(clien
     client.force_login(make_staff("ana", "analyst"))
     url = reverse("evals:calibration")
 
-    dev = text_of(client.get(url, {"judge_version": "lexical-support-5", "split": "dev"}).content.decode())
-    assert "The test split has not been read for lexical-support-5" in dev and not JudgeTestRead.objects.exists()
+    dev = text_of(client.get(url, {"judge_version": "lexical-support-6", "split": "dev"}).content.decode())
+    assert "The test split has not been read for lexical-support-6" in dev and not JudgeTestRead.objects.exists()
 
-    first = text_of(client.get(url, {"judge_version": "lexical-support-5", "split": "test"}).content.decode())
-    assert "The test split's first read for lexical-support-5: these figures are final" in first
-    second = text_of(client.get(url, {"judge_version": "lexical-support-5", "split": "test"}).content.decode())
-    assert "The test split was already read for lexical-support-5" in second
+    first = text_of(client.get(url, {"judge_version": "lexical-support-6", "split": "test"}).content.decode())
+    assert "The test split's first read for lexical-support-6: these figures are final" in first
+    second = text_of(client.get(url, {"judge_version": "lexical-support-6", "split": "test"}).content.decode())
+    assert "The test split was already read for lexical-support-6" in second
     assert "2 reads with this one. These figures are not final (the same labels and verdicts as the first read)" \
         in second
-    reads = list(JudgeTestRead.objects.filter(judge_version="lexical-support-5"))
+    reads = list(JudgeTestRead.objects.filter(judge_version="lexical-support-6"))
     assert [read.purpose for read in reads] == ["calibration page"] * 2 and reads[0].reader.username == "ana"
     assert "final" in second and "not final" in second
-    dev = text_of(client.get(url, {"judge_version": "lexical-support-5", "split": "dev"}).content.decode())
-    assert "The test split was read 2 times for lexical-support-5" in dev
+    dev = text_of(client.get(url, {"judge_version": "lexical-support-6", "split": "dev"}).content.decode())
+    assert "The test split was read 2 times for lexical-support-6" in dev
     assert JudgeTestRead.objects.count() == 2  # showing dev reads nothing of test
 
 
@@ -283,7 +285,7 @@ def test_the_gate_prints_the_judges_figures_and_records_its_read_of_the_test_spl
     command = Command(stdout=io.StringIO())
     command._calibrate(config, golden_set=golden_set)
     out = command.stdout._out.getvalue()
-    assert "human labels evals/fixtures/judge_labels.jsonl: 136 labels" in out
-    assert re.search(r"judge lexical-support-5 against the labels: dev TPR 1\.000 \(18/18\) TNR 1\.000 \(26/26\) · "
+    assert "human labels evals/fixtures/judge_labels.jsonl: 254 labels" in out
+    assert re.search(r"judge lexical-support-6 against the labels: dev TPR 0\.911 \(41/45\) TNR 0\.902 \(37/41\) · "
                      r"test TPR \d\.\d{3} \(\d+/\d+\) TNR \d\.\d{3} \(\d+/\d+\) · the test split's first read", out)
     assert JudgeTestRead.objects.get().purpose == "gate, gates_ci.toml"
