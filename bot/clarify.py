@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from datetime import date
 
 from bot.compose import MONTHS, month_name
+from bot.document_answers import NOT_A_WORKING_DAY
 from core.text import fold
 
 _WORD = re.compile(r"[^\W\d_]+|\d+")
@@ -215,10 +216,10 @@ SEGMENT_QUESTION = {"es": "Para responderte bien: ¿tu servicio es de {home} o d
                     "en": "To answer you properly: is your service a {home} or a {business} account?"}
 _NAMES_SEGMENT = {
     "business": re.compile(r"\b(empresa\w*|negocio\w*|comercio|oficina|local|compania|pyme|business\w*|company|"
-                           r"companies|corporate|office|empresarial\w*)\b"),
+                           r"companies|corporate|office|empresarial\w*)\b" + NOT_A_WORKING_DAY),
     # A home plan's name says whose the question is: "el plan de 300 megas", "Fibra 600", "Hogar Básico".
-    "home": re.compile(r"\b(hogar|casa|residencial\w*|home|house|domestic|personal|particular|fibra|fiber|"
-                       r"(100|300|600|1000) ?(megas|mb|mbps|gigas?))\b"),
+    "home": re.compile(r"\b(hogar|casa|residencial\w*|residential|home|house|household|domestic|personal|particular|"
+                       r"fibra|fiber|(100|300|600|1000) ?(megas|mb|mbps|gigas?))\b"),
 }
 
 

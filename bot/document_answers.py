@@ -115,9 +115,11 @@ _WHY = re.compile(r"\b(por ?que|xq|why|how come)\b")
 # The words a sentence names one kind of customer with ("Las cuentas empresariales deben avisar…", "No hay
 # penalidad por cancelar un plan mensual residencial"), folded. A section written for everyone may still hold a
 # sentence for one kind only: a customer of the other kind is never answered with it.
+# "business days", "business hours": working time, not the business kind of customer.
+NOT_A_WORKING_DAY = r"(?!\s+(?:days?|hours?|weeks?)\b)"
 SEGMENT_WORDS = {
     "business": re.compile(r"\b(empresa|empresas|empresarial|empresariales|corporativ\w*|business(es)?|"
-                           r"corporate|companies|company)\b"),
+                           r"corporate|companies|company)\b" + NOT_A_WORKING_DAY),
     "home": re.compile(r"\b(hogar|hogares|residencial|residenciales|casa|home|homes|household|residential)\b"),
 }
 
@@ -341,17 +343,16 @@ KIND_LABELS = {"es": {"home": "Cuentas residenciales", "business": "Cuentas empr
 
 
 def _labelled(chosen: list[Sentence], written_for: dict[str, str], language: str) -> list[Sentence]:
-    """For a customer whose kind is unknown, when the passages hold the other kind's own rule too, label the first
-    sentence taken from a section written for one kind, unless it says which ("Cuentas residenciales: Al día 15
-    después del vencimiento el servicio se suspende."): that rule is given as that kind's, never as everyone's.
-    A subject only one kind has (the annual plan is for homes) is not labelled: nobody else has another rule."""
+    """For a customer whose kind is unknown, label the first sentence taken from a section written for one kind,
+    unless it says which ("Cuentas residenciales: Al día 15 después del vencimiento el servicio se suspende."): that
+    rule is given as that kind's, never as everyone's — also when no passage of the other kind was retrieved, since
+    retrieval not finding the other kind's rule does not mean it has none ("how long does it take to get my service
+    back?" reaches the English home reconnection page, not the Spanish business one, whose rule is two hours)."""
     labels = KIND_LABELS.get(language, KIND_LABELS["es"])
-    present = set(written_for.values())
     out, done = [], set()
     for sentence in chosen:
         kind = written_for.get(sentence.passage, "")
-        other = "business" if kind == "home" else "home"
-        if (kind in labels and other in present and sentence.passage not in done and not sentence.list_item
+        if (kind in labels and sentence.passage not in done and not sentence.list_item
                 and not segments_named(sentence.text)):
             sentence = replace(sentence, text=f"{labels[kind]}: {sentence.text}")
             done.add(sentence.passage)

@@ -180,6 +180,10 @@ def test_segment_decision_names_the_kind_of_customer_the_question_names():
     assert segment_decision("recargo para mi empresa", ["business", "home"], language="es").chosen.segment == "business"
     assert segment_decision("late fee on my home plan", [], language="en").chosen.segment == "home"
     assert segment_decision("el plan de 300 megas tiene recargo?", ["home"], language="es").chosen.segment == "home"
+    # Working time is not a kind of customer: asking about "business days" still asks whose rule applies.
+    asked = segment_decision("how many business days until my service is back?", ["home", "business"], language="en")
+    assert asked.chosen is None and [option.segment for option in asked.options] == ["home", "business"]
+    assert segment_decision("we are a residential customer", [], language="en").chosen.segment == "home"
 
 
 def test_segment_decision_asks_only_when_both_kinds_have_a_passage_in_the_first_three():

@@ -2,7 +2,8 @@
 
 import pytest
 
-from bot.document_answers import AMOUNT, CONTACT, DURATION, LIST, OTHER, PROCEDURE, Passage, compose, question_kind
+from bot.document_answers import (AMOUNT, CONTACT, DURATION, LIST, OTHER, PROCEDURE, Passage, compose, question_kind,
+                                  segments_named)
 from bot.relevance import relevance
 
 
@@ -102,9 +103,27 @@ def test_an_unknown_senders_answer_from_one_kinds_section_says_whose_rule_it_is(
     question = "¿a los cuántos días de vencida la factura me suspenden el servicio?"
     unknown = compose(question, [home, business], language="es")
     assert unknown is not None and unknown.reply.startswith("Cuentas residenciales: Al día 15")
-    # Known to be a home customer: no label; only one kind's rule retrieved: nobody else has another, no label.
+    # Known to be a home customer: no label. Only one kind's rule retrieved: still that kind's, labelled (the other
+    # kind's page may simply not have been found).
     assert compose(question, [home, business], language="es", segment="home").reply.startswith("Al día 15")
-    assert compose(question, [home], language="es").reply.startswith("Al día 15")
+    assert compose(question, [home], language="es").reply.startswith("Cuentas residenciales: Al día 15")
+
+
+RECONNECTION = Passage("E1", "Reconnecting a Home Line\nHow long it takes\n\nService is restored within four business "
+                             "hours after the payment of your debt is confirmed.", doc="reconnection-en", language="en",
+                       segment="home")
+
+
+def test_business_hours_and_days_are_working_time_not_the_business_kind_of_customer():
+    question = "how long does it take to get my service back once I pay?"
+    # A home customer keeps the home rule that counts business hours; it was dropped as "the business kind's".
+    home = compose(question, [RECONNECTION], language="en", segment="home")
+    assert home is not None and home.reply.startswith("Service is restored within four business hours")
+    # Whoever asks sees whose rule it is: "business hours" does not say it already.
+    unknown = compose(question, [RECONNECTION], language="en")
+    assert unknown is not None and unknown.reply.startswith("Home accounts: Service is restored")
+    assert segments_named("within five business days") == set()
+    assert segments_named("For business customers the visit is free") == {"business"}
 
 
 def test_a_price_verb_is_not_the_topic_and_a_sentence_that_leaves_out_its_subject_goes_with_the_one_before():
