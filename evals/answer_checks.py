@@ -16,7 +16,7 @@ from core.text import fold, number_key
 RETRIEVAL_FAILURES = ("no hit in top", "hard negative above hit", "must-pass: first hit at rank",
                       "context for an out-of-scope question")
 
-_NUMBER_WORDS = {
+NUMBER_WORDS = {  # numbers written in words, as the judges and the fact checks read them
     # Spanish
     "cero": 0, "uno": 1, "una": 1, "un": 1, "dos": 2, "tres": 3, "cuatro": 4, "cinco": 5, "seis": 6, "siete": 7,
     "ocho": 8, "nueve": 9, "diez": 10, "once": 11, "doce": 12, "trece": 13, "catorce": 14, "quince": 15,
@@ -48,7 +48,7 @@ def fact_tokens(text: str) -> list[str]:
         elif token in _SYMBOLS:
             tokens.append(_SYMBOLS[token])
         else:
-            tokens.append(str(_NUMBER_WORDS[token]) if token in _NUMBER_WORDS else token)
+            tokens.append(str(NUMBER_WORDS[token]) if token in NUMBER_WORDS else token)
     for words, symbol in _SYMBOL_PHRASES:
         n = len(words)
         i = 0

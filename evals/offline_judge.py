@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from bot.escalation import ASK_FOR_IDENTITY, CUSTOMER_NOTICE
 from core.text import fold, number_key
+from evals.answer_checks import NUMBER_WORDS
 from evals.bill_reading import MONTHS, Finding, bill_problems, has_words, names_the_bill
 from evals.judgement import EvidenceItem, Judgement
 
@@ -73,7 +75,7 @@ def cited_claims(answer: str) -> list[tuple[str, frozenset[str]]]:
     for sentence in _SENTENCE_RE.split(text):
         parts = _CITATION_RE.split(sentence)
         markers = [frozenset(_CITED_ID_RE.findall(marker)) for marker in _CITATION_RE.findall(sentence)]
-        cites = [frozenset().union(*markers[n:n + 1]) for n in range(len(parts))]  # part n ends at marker n
+        cites = markers + [frozenset()]  # part n ends at marker n; the words after the last marker cite nothing
         # The words after a sentence's last citation finish the claim before it ("… cuesta Bs. 1.400,00 [E6] al mes
         # antes de IVA."): joined to it, not judged alone, unless they state a figure of their own.
         if len(parts) > 1 and not _NUMBER_RE.search(parts[-1]):
@@ -194,10 +196,10 @@ _NEGATION_RE = re.compile(r"\b(no|not|cannot|can't|nunca|never|tampoco|ningun|ni
 class LexicalBillJudge(LexicalJudge):
     """The offline judge that reads bills (version 2 read "VES 440.80" as no amount, judged the words after a
     sentence's last citation as a claim of their own, and faulted a cause the finding itself names; version 4 added
-    the figure put on the wrong thing; version 5 the exception the question asks about and the answer leaves out;
-version 6 reads a negation clause by clause with the words it governs, where version 5 compared whole sentences and
-failed a faithful paraphrase that joined two of them, and adds the figure taken from another passage than the one the
-claim speaks from, the customer's own figures and small numbers written in words).
+        the figure put on the wrong thing; version 5 the exception the question asks about and the answer leaves out;
+    version 6 reads a negation clause by clause with the words it governs, where version 5 compared whole sentences
+    and failed a faithful paraphrase that joined two of them, and adds the figure taken from another passage than the
+    one the claim speaks from, the customer's own figures and small numbers written in words).
 
     A claim that speaks of the bill — it states a figure of a billing finding, or names the bill's change, a
     cause or a payment's state — is checked against the findings the way a person reads them
@@ -225,7 +227,10 @@ claim speaks from, the customer's own figures and small numbers written in words
         stated = set().union(*(_numbers(text) for _, text in passages)) if passages else set()
         derived = {number_key(figure) for figure in verified if _NUMBER_RE.fullmatch(figure.strip())}
         asked = _numbers(question)  # the customer's own figures ("con 2 meses de servicio")
-        known = stated | derived | asked | set().union(*(_spelled_numbers(text) for _, text in passages))
+        # Each passage's figures, in digits or in words ("tres días hábiles").
+        figures = {pid: _numbers(text) | _spelled_numbers(text) for pid, text in passages}
+        known = set().union(stated, derived, asked, *figures.values())
+        clauses = _clause_rows(passages)
         findings = [Finding.of(kind=item.fact_kind, text=item.text, value=getattr(item, "value", None))
                     for item in evidence if getattr(item, "fact_kind", "")]
         finding_stems = set().union(*(_content_stems(item.text) for item in evidence
@@ -247,7 +252,7 @@ claim speaks from, the customer's own figures and small numbers written in words
                 problems += _bill_words(sentence, finding_stems)
             else:
                 problems += _passage_words(sentence, passages, question=question, answer=answer, cites=cites,
-                                           free=derived | asked)
+                                           free=derived | asked, figures=figures, clauses=clauses)
             if problems:
                 unsupported.append(f"«{sentence}»: {'; '.join(problems)}")
         return _verdict(self, claims, unsupported)
@@ -262,11 +267,13 @@ def _bill_words(sentence: str, finding_stems: set[str]) -> list[str]:
         f"{share:.0%} of its words in the billing findings (needs {BILL_MIN_SHARE:.0%})"]
 
 
-def _passage_words(sentence: str, passages: list[tuple[str, str]], *, question: str, answer: str = "",
-                   cites: frozenset[str] = frozenset(), free: set[str] = frozenset()) -> list[str]:
+def _passage_words(sentence: str, passages: list[tuple[str, str]], *, question: str, answer: str,
+                   cites: frozenset[str], free: set[str], figures: dict[str, set[str]],
+                   clauses: list[_Clause]) -> list[str]:
     """Return why a claim is not supported by one passage: too few of its words there, a figure taken from another
     passage than the one its words and its marker come from, a negation turned, or a rule of one plan given without
-    naming the plan. `free` are figures that need no passage (the question's, the verifier's derived ones)."""
+    naming the plan. `free` are figures that need no passage (the question's, the verifier's derived ones);
+    `figures` each passage's figures and `clauses` the passages' clauses, read once per answer."""
     stems = _content_stems(sentence)
     if not stems:
         return []
@@ -275,13 +282,12 @@ def _passage_words(sentence: str, passages: list[tuple[str, str]], *, question: 
     if best < LEXICAL_MIN_SHARE:
         where = f"best passage {best_id}" if best_id else "no evidence"
         return [f"{best:.0%} of its content words in one passage ({where}; needs {LEXICAL_MIN_SHARE:.0%})"]
-    borrowed = _borrowed_figures(sentence, passages, sources={best_id, *cites}, free=free)
+    borrowed = _borrowed_figures(sentence, figures, sources={best_id, *cites}, free=free)
     if borrowed:
         return borrowed
-    turned = _turned_negation(sentence, passages)
+    turned = _turned_negation(sentence, clauses)
     if turned:
-        return [turned if turned.startswith("no passage says") else
-                f"turns the negation of the passage's «{turned.strip()[:80]}»"]
+        return [turned]
     passage = dict(passages)[best_id]
     scope = scope_problem(sentence, passage=passage, question=question)
     return [scope] if scope else misattributed(sentence, passage) + left_out_exception(answer, passage,
@@ -343,14 +349,13 @@ def misattributed(claim: str, passage: str) -> list[str]:
     return problems
 
 
-def _borrowed_figures(sentence: str, passages: list[tuple[str, str]], *, sources: set[str],
-                      free: set[str]) -> list[str]:
+def _borrowed_figures(sentence: str, figures: dict[str, set[str]], *, sources: set[str], free: set[str]) -> list[str]:
     """Return why a claim gives a figure that only another passage holds than the one its words come from and the
     ones it cites ("los domingos de 8:00 a 16:00 [E1]" where E1 says 14:00 and 16:00 is E2's Saturday)."""
-    own = set().union(*(_numbers(text) | _spelled_numbers(text) for pid, text in passages if pid in sources))
+    own = set().union(*(held for pid, held in figures.items() if pid in sources))
     problems = []
     for number in sorted(_numbers(sentence) - own - free):
-        elsewhere = [pid for pid, text in passages if number in _numbers(text) | _spelled_numbers(text)]
+        elsewhere = [pid for pid, held in figures.items() if number in held]
         if elsewhere:
             problems.append(f"takes {number} from {', '.join(elsewhere)}, not from the passage it speaks from")
     return problems
@@ -358,42 +363,58 @@ def _borrowed_figures(sentence: str, passages: list[tuple[str, str]], *, sources
 
 # A clause: a passage or claim sentence cut at ; : ( ) and at a comma before a new clause.
 _CLAUSE_RE = re.compile(r"[;:()]|,\s+")
+_CONDITION_RE = re.compile(r"(y |and )?(si|if|cuando|when|unless)\b")
+_GOVERNED = 4  # words after a negation that it governs
+_AFTER_NEGATION_RE = re.compile(_NEGATION_RE.pattern + r"((?:\W+\w+){1,%d})" % (_GOVERNED + 3))
+
+
+@dataclass(frozen=True)
+class _Clause:
+    text: str
+    stems: set[str]
+    denied: set[str]  # what its negation governs (empty for a positive clause)
+    negative: bool
 
 
 def _clauses(text: str) -> list[str]:
     return [piece for piece in _CLAUSE_RE.split(text) if _content_stems(piece)]
 
 
-def _turned_negation(sentence: str, passages: list[tuple[str, str]]) -> str:
-    """Return the passage clause whose negation a clause of the claim turns ("" when none). A negation is read with
+def _clause_rows(passages: list[tuple[str, str]]) -> list[_Clause]:
+    """Return every clause of the passages with its words and what its negation governs."""
+    rows = []
+    for _, text in passages:
+        for piece in _passage_sentences(text):
+            for clause in _clauses(piece):
+                negative = bool(_NEGATION_RE.search(fold(clause)))
+                rows.append(_Clause(clause, _content_stems(clause), _governed(clause) if negative else set(),
+                                    negative))
+    return rows
+
+
+def _turned_negation(sentence: str, clauses: list[_Clause]) -> str:
+    """Return why a clause of the claim turns a negation of the passages ("" when none). A negation is read with
     the words it governs (the next few content words): a negative clause of the claim needs a negative clause of a
     passage that says those words ("no tiene multa" where no passage negates a fine fails), and a positive clause of
     the claim that says what a negative passage clause denies ("tienes que pagarlo" where the passage says "no tienes
     que pagarlo") turns it. A claim that joins a negative clause of one sentence to a positive one of another, or
     copies the part of a sentence the negation does not govern, is not turned."""
-    clauses = [clause for _, text in passages for piece in _passage_sentences(text) for clause in _clauses(piece)]
-    negative = [(clause, _governed(clause)) for clause in clauses if _NEGATION_RE.search(fold(clause))]
     for part in _clauses(sentence):
         stems = _content_stems(part)
         if _NEGATION_RE.search(fold(part)):
             governed = _governed(part)
-            if governed and not any(governed & denied for _, denied in negative):
+            if governed and not any(governed & clause.denied for clause in clauses if clause.negative):
                 return f"no passage says «{part.strip()[:60]}»"
             continue
         if _CONDITION_RE.match(fold(part).strip()):
             continue  # "si cancelas entre el día 8 y el 30": another branch of a rule, not its negation
-        shared = [(len(stems & _content_stems(clause)), clause) for clause in clauses]
+        shared = [(len(stems & clause.stems), clause) for clause in clauses]
         most = max((count for count, _ in shared), default=0)
         for count, clause in shared:
-            denied = _governed(clause) if count == most >= 2 and _NEGATION_RE.search(fold(clause)) else set()
-            if denied and len(stems & denied) >= min(2, len(denied)):
-                return clause
+            if (count == most >= 2 and clause.negative and clause.denied
+                    and len(stems & clause.denied) >= min(2, len(clause.denied))):
+                return f"turns the negation of the passage's «{clause.text.strip()[:80]}»"
     return ""
-
-
-_CONDITION_RE = re.compile(r"(y |and )?(si|if|cuando|when|unless)\b")
-_GOVERNED = 4  # words after a negation that it governs
-_AFTER_NEGATION_RE = re.compile(_NEGATION_RE.pattern + r"((?:\W+\w+){1,%d})" % (_GOVERNED + 3))
 
 
 def _governed(clause: str) -> set[str]:
@@ -405,11 +426,9 @@ def _governed(clause: str) -> set[str]:
     return governed
 
 
-# Small numbers a passage may write in words ("tres días hábiles", "five calendar days").
-_SPELLED = {word: str(value) for value, words in enumerate((
-    (), ("uno", "una", "one"), ("dos", "two"), ("tres", "three"), ("cuatro", "four"), ("cinco", "five"),
-    ("seis", "six"), ("siete", "seven"), ("ocho", "eight"), ("nueve", "nine"), ("diez", "ten"), ("once", "eleven"),
-    ("doce", "twelve"))) for word in words}
+# Small numbers a passage may write in words ("tres días hábiles", "five calendar days"); "un" is left out, being
+# far more often the article than the number.
+_SPELLED = {word: str(value) for word, value in NUMBER_WORDS.items() if 0 < value <= 12 and word != "un"}
 _SPELLED_RE = re.compile(r"\b(" + "|".join(_SPELLED) + r")\b")
 
 
@@ -421,12 +440,6 @@ def _spelled_numbers(text: str) -> set[str]:
 def _passage_sentences(text: str) -> list[str]:
     """Return a passage's sentences and lines."""
     return [piece for piece in re.split(r"(?<=[.!?])\s+|\n+", text) if piece.strip()]
-
-
-def _closest_sentence(stems: set[str], passages: list[tuple[str, str]]) -> str:
-    """Return the passage sentence sharing most content words with the claim."""
-    candidates = [piece for _, text in passages for piece in _passage_sentences(text)]
-    return max(candidates, key=lambda piece: len(stems & _content_stems(piece)), default="")
 
 
 def _verdict(judge, claims: list[str], unsupported: list[str]) -> Judgement:
