@@ -11,6 +11,7 @@ import re
 from bot.context import TurnContext
 from bot.escalation import Reason
 from bot.outcomes import Escalated
+from desk.identifiers import national_id
 
 _NATIONAL_ID = re.compile(r"\b([VEJGPvejgp])\s*[-.]?\s*(\d{1,3}(?:[.\s]?\d{3}){1,2}(?:\s*-?\s*\d)?)\b")
 _LONG_NUMBER = re.compile(r"\d[\d\s.-]{5,}\d")
@@ -41,7 +42,9 @@ def from_message(recorder, billing, text: str) -> str | Escalated:
     """Look up the account number or national id the customer just sent; '' when there is none."""
     lookups = []
     for match in _NATIONAL_ID.finditer(text):
-        lookups.append({"national_id": f"{match.group(1).upper()}-{re.sub(r'[^0-9]', '', match.group(2))}"})
+        # In billing's form, read as the desk reads what an agent types: "J-34472459-7", "j 34.472.459-7".
+        found = national_id(match.group(0)) or f"{match.group(1).upper()}-{re.sub(r'[^0-9]', '', match.group(2))}"
+        lookups.append({"national_id": found})
     for match in _LONG_NUMBER.finditer(text):
         digits = re.sub(r"\D", "", match.group(0))
         if len(digits) >= 7:

@@ -162,6 +162,20 @@ def test_unknown_whatsapp_number_is_asked_to_identify_then_linked(healthy_billin
     assert conversation.contact.customer_id == "C-1001"
 
 
+def test_a_company_identified_by_its_rif_as_typed_is_linked(healthy_billing):
+    from billing.simulator.data import build_dataset
+
+    company = next(account.customer for account in build_dataset(as_of=clock.today()).accounts.values()
+                   if account.customer.national_id.startswith("J-"))
+    letter, digits, check = company.national_id.split("-")
+    typed = f"{letter.lower()} {digits[:2]}.{digits[2:5]}.{digits[5:]} - {check}"  # "j 34.472.459 - 7"
+    conversation = start(customer_id="", channel="whatsapp", wa_id="19999999998")
+    first = say(conversation, "¿Por qué mi factura llegó más alta este mes?", writer=TemplateWriter())
+    assert first.outcome == "answered" and "cédula" in first.final_text
+    second = say(conversation, f"el RIF de la empresa es {typed}", writer=TemplateWriter())
+    assert (second.route, second.customer_id) == ("account", company.id)
+
+
 def faithful(reply, ids=("E1",), note="Root cause: the reconnection fee is in the document [E1]."):
     return {"customer_message": reply, "internal_note": note, "evidence_ids": list(ids), "needs_human": False}
 
