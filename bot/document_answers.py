@@ -392,7 +392,9 @@ def _best(scored: list[tuple[float, Sentence]], kind: str, wanted: set[str], *,
     """The best sentence holding the asked-for fact (a rule before an example), then one that adds to it: the next
     sentence when it only continues the first's subject ("La de Hogar Básico…"); with `both_kinds` (whoever asks
     may be either kind of customer), the other kind's rule beside a sentence that names one kind ("For home plans …
-    USD 25.00. For business plans it is USD 60.00."); else one that qualifies it."""
+    USD 25.00. For business plans it is USD 60.00."); else one that qualifies it, or, for an amount or a time, the
+    very next sentence of its paragraph when it gives the same kind of fact for another case ("… within four hours.
+    From other banks it can take up to one business day."): the customer may be in either case."""
     top = [s for _v, s in scored if not s.example]
     with_fact = [s for s in top if kind == OTHER or any(s.has(k) for k in (kind, *also))]
     first = (with_fact or top or [s for _v, s in scored])[0]
@@ -418,7 +420,8 @@ def _best(scored: list[tuple[float, Sentence]], kind: str, wanted: set[str], *,
         if sentence is first or sentence.passage != first.passage or value < 1 or sentence.example:
             continue
         adds = any(k != OTHER and sentence.has(k) and not first.has(k) for k in (kind, *also)) or (
-            kind in (CONDITION, AMOUNT, DURATION) and bool(_CONDITIONAL.search(sentence.text)))
+            kind in (CONDITION, AMOUNT, DURATION) and bool(_CONDITIONAL.search(sentence.text))) or (
+            kind in (AMOUNT, DURATION) and sentence.before == first.text and sentence.has(kind))
         if adds and abs(sentence.order - first.order) <= 2:
             chosen.append(sentence)
             break

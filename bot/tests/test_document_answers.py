@@ -81,6 +81,18 @@ def test_a_sentence_that_continues_the_rule_for_other_plans_is_read_with_it():
     assert "la empresarial USD 60,00" in composed.reply and "referido" not in composed.reply
 
 
+def test_the_next_sentence_giving_the_same_kind_of_fact_for_another_case_is_read_with_the_first():
+    # A customer who did not say which bank they pay from gets both times, not only the first case's.
+    transfers = Passage("E1", "Bank transfers\nHow long a transfer takes\n\nA transfer from another account at the "
+                              "same bank usually shows within four hours. From other banks it can take up to one "
+                              "business day. Keep the reference number of the transfer.", doc="transfers-en",
+                        language="en")
+    composed = compose("I sent a transfer, how long until it shows?", [transfers], language="en")
+    assert composed is not None
+    assert "within four hours" in composed.reply and "up to one business day" in composed.reply
+    assert "reference number" not in composed.reply
+
+
 def test_a_point_in_time_counted_in_days_answers_a_how_many_days_question():
     late_fee = Passage("E1", "Conceptos de la factura\nQué significa cada línea\n\nEl recargo por mora equivale al 5 % "
                              "del saldo vencido, y solo se genera cuando pasan los cinco días de gracia después del "
