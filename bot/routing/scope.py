@@ -84,7 +84,9 @@ _DOMAIN = rx(
     r"fallas?|averias?|oficinas?|offices?|sucursal\w*|agencias?|portal|mi conectia|app|whatsapp|transferencia\w*|"
     r"transfer|pagos?|pagar|pague|payments?|pay|paid|cobr\w+|charged?|plata|dinero|money|refunds?|reembols\w*|"
     r"devolu\w+|deudas?|debt|contrato|contract|servicio|service|suscripcion|cuenta|account|tasa|rate|bcv|dolares|"
-    r"bolivares|efectivo|cash|tarjeta|card|descuento|discount|promocion|cancelacion|cancel\w*|baja|equipo|ont)\b")
+    r"bolivares|efectivo|cash|tarjeta|card|descuento|discount|promocion|cancelacion|cancel\w*|baja|equipo|ont|"
+    # Taxes and what proves them: the tax pages and the fiscal invoice answer these.
+    r"impuestos?|taxe?s?|fiscal(es)?|rif|retencion|withholding|receipts?|comprobantes?)\b")
 
 
 def in_domain(meant: str) -> bool:

@@ -105,6 +105,14 @@ def test_a_message_outside_plans_and_billing_is_declined_without_a_person_or_a_m
     assert not conversation.held_by_human
 
 
+@pytest.mark.parametrize("text", ["can I get a tax receipt for my company?",
+                                  "¿dónde mando el comprobante de retención del impuesto?"])
+def test_a_question_about_taxes_or_their_receipts_is_not_declined_as_outside_billing(text):
+    trace = say(start(customer_id=""), text, writer=TemplateWriter())
+    assert trace.outcome != "declined"
+    assert "planes, facturas y pagos" not in trace.final_text and "plans, invoices and payments" not in trace.final_text
+
+
 def test_an_image_escalates_as_media_because_the_bot_cannot_read_it():
     conversation = start()
     trace = say(conversation, "", kind="image")
