@@ -150,6 +150,9 @@ def one_kinds_rule(composed: Composed, passages: list[Passage]) -> bool:
 # Kinds a question may ask for beside its first ("¿cuánto cuesta y en cuántos días vienen?": an amount and a time). Only
 # kinds a sentence shows on its face: a condition or a definition is in nearly every question's words.
 _SECOND_KINDS = (AMOUNT, DURATION, CONTACT)
+# Kinds a sentence shows on its face (a figure, a time, an address): one without it never answers. A condition or
+# a definition may be stated in any words ("cuenta como pagado a tiempo"), so its cue only weighs in the score.
+ON_ITS_FACE = (AMOUNT, DURATION, CONTACT, LIST)
 
 
 def asked_kinds(query: str) -> tuple[str, ...]:
@@ -385,18 +388,21 @@ def _for_whoever_asks(scored: list[tuple[float, Sentence]], passages: list[Passa
 # A sentence that leaves its subject to the one before it ("La instalación de fibra cuesta USD 30,00. La de Hogar
 # Básico, USD 20,00, y la empresarial USD 60,00."): the same rule for other plans or customers, read with it.
 _CONTINUES = re.compile(r"^(?:y\s+)?(?:la|el|las|los)\s+(?:de|del|para)\b", re.IGNORECASE)
+# A sentence that opens with a pronoun standing for the sentence before it ("Eso no cambia…", "That does not…").
+_LEANS_BACK = re.compile(r"^(?:eso|esto|ello|that|this|it)\b", re.IGNORECASE)
 
 
 def _best(scored: list[tuple[float, Sentence]], kind: str, wanted: set[str], *,
           both_kinds: bool = False, also: tuple[str, ...] = ()) -> list[Sentence]:
-    """The best sentence holding the asked-for fact (a rule before an example), then one that adds to it: the next
+    """The best sentence holding the asked-for fact when the fact shows on a sentence's face (`ON_ITS_FACE`), else
+    the best sentence (a rule before an example in either case), then one that adds to it: the next
     sentence when it only continues the first's subject ("La de Hogar Básico…"); with `both_kinds` (whoever asks
     may be either kind of customer), the other kind's rule beside a sentence that names one kind ("For home plans …
     USD 25.00. For business plans it is USD 60.00."); else one that qualifies it, or, for an amount or a time, the
     very next sentence of its paragraph when it gives the same kind of fact for another case ("… within four hours.
     From other banks it can take up to one business day."): the customer may be in either case."""
     top = [s for _v, s in scored if not s.example]
-    with_fact = [s for s in top if kind == OTHER or any(s.has(k) for k in (kind, *also))]
+    with_fact = [s for s in top if kind not in ON_ITS_FACE or any(s.has(k) for k in (kind, *also))]
     first = (with_fact or top or [s for _v, s in scored])[0]
     chosen = [first]
     if not wanted & stems(first.text) and wanted & stems(first.before):
@@ -419,6 +425,8 @@ def _best(scored: list[tuple[float, Sentence]], kind: str, wanted: set[str], *,
     for value, sentence in scored:
         if sentence is first or sentence.passage != first.passage or value < 1 or sentence.example:
             continue
+        if _LEANS_BACK.match(sentence.text) and sentence.before != first.text:
+            continue  # "Eso no cambia…" speaks of a sentence that is not in the reply
         adds = any(k != OTHER and sentence.has(k) and not first.has(k) for k in (kind, *also)) or (
             kind in (CONDITION, AMOUNT, DURATION) and bool(_CONDITIONAL.search(sentence.text))) or (
             kind in (AMOUNT, DURATION) and sentence.before == first.text and sentence.has(kind))

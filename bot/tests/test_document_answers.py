@@ -93,6 +93,22 @@ def test_the_next_sentence_giving_the_same_kind_of_fact_for_another_case_is_read
     assert "reference number" not in composed.reply
 
 
+def test_a_yes_or_no_question_is_answered_by_the_sentence_that_says_it_whatever_its_words():
+    # "¿cuenta como a tiempo?" is answered by "cuenta como pagado a tiempo", which has no "si" or "cuando" in it;
+    # a sentence that only shares "día" and opens with "Si" is not the answer. "Eso no cambia…" speaks of a
+    # sentence the reply does not hold, so it is not added.
+    mobile = Passage("E1", "Pago móvil\nHorario\n\nEl pago móvil funciona las 24 horas, también los domingos. Eso no "
+                           "cambia el horario de reconexión, si tu línea estaba suspendida. Un pago móvil hecho a las "
+                           "23:00 del día de vencimiento cuenta como pagado a tiempo, porque vale la fecha de la "
+                           "operación.", doc="pago-movil-es", language="es")
+    reminders = Passage("E2", "Suspensión\nAvisos\n\nSi una factura no se paga, al día siguiente del vencimiento "
+                              "recibes un recordatorio.", doc="suspension-es", language="es")
+    composed = compose("si pago por pago movil a las 11 de la noche del dia que vence cuenta como a tiempo?",
+                       [mobile, reminders], language="es")
+    assert composed is not None and composed.evidence_ids == ["E1"]
+    assert "cuenta como pagado a tiempo" in composed.reply and "Eso no cambia" not in composed.reply
+
+
 def test_a_point_in_time_counted_in_days_answers_a_how_many_days_question():
     late_fee = Passage("E1", "Conceptos de la factura\nQué significa cada línea\n\nEl recargo por mora equivale al 5 % "
                              "del saldo vencido, y solo se genera cuando pasan los cinco días de gracia después del "
