@@ -7,7 +7,10 @@ fix the answer from the message alone, warnings, derived numbers and one `TokenC
 Rules, strictest first (docs/bot.md explains each with examples):
 R1 literal whole token · R2 amount value · R3 identifier digits · R4 sum/difference of two
 evidence amounts (derived) · R5 percent · R6 citations, one citation group per figure · R7
-customer-view promises and jargon · R8 calendar date · R9 anything numeric left unsupported is a problem.
+customer-view promises and jargon · R8 calendar date · R9 anything numeric left unsupported is a problem ·
+R10 a figure held only by evidence written for another kind of customer is a problem · R11 a count of time keeps
+its unit and its kind of day: "3 días" for the evidence's "3 días hábiles" (a weekend apart) or "48 días" for its
+"48 horas" is a problem although the number is there.
 
 R6 reads adjacent markers (`[E1][E2]`, `[E1, E2]`) as one citation group. A figure is checked against
 the group that follows it in its sentence (the last group when none follows); a sentence with a single
@@ -61,6 +64,14 @@ _CITATION_RE = re.compile(rf"[ \t]*{CITATION_PATTERN}")
 _SNAKE_CASE_RE = re.compile(r"(?<![0-9A-Za-z_])[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+(?![0-9A-Za-z_])")
 _PERCENT_WORD_RE = re.compile(r"%|percent|porcentaje|por ciento|百分", re.IGNORECASE)
 _PLAIN_DECIMAL_RE = re.compile(r"\d+(?:[.,]\d+)?")
+# R11: the unit of time a number counts, right after it, and whether it counts working days or hours ("3 días
+# hábiles", "3 business days"); "calendar", "continuos" or nothing count every day.
+_TIME_UNITS = (("day", r"d[ií]as?|days?"), ("hour", r"horas?|hours?"), ("week", r"semanas?|weeks?"),
+               ("month", r"mes(?:es)?|months?"), ("minute", r"minutos?|minutes?"), ("year", r"a[ñn]os?|years?"))
+_WORKING = r"h[aá]bil(?:es)?|laborables?|business|working"
+_TIME_COUNT_RE = re.compile(
+    rf"[ \t]*(?P<before>(?:{_WORKING})[ \t]+)?(?:{'|'.join(f'(?P<{unit}>{words})' for unit, words in _TIME_UNITS)})"
+    rf"\b(?P<after>[ \t]+(?:{_WORKING})\b)?", re.IGNORECASE)
 _KIND_NOUNS = {
     AMOUNT: ("figure", "figures"),
     NUMBER: ("figure", "figures"),
@@ -188,7 +199,7 @@ class _Item:
     """One evidence item, indexed at most once per call and only when a rule needs it."""
 
     __slots__ = ("id", "evidence", "known_ids", "tokens", "literals", "amounts", "identifiers", "dates",
-                 "percents")
+                 "percents", "text")
 
     def __init__(self, evidence: Evidence, known_ids: set[str]) -> None:
         self.id = evidence.id
@@ -198,8 +209,8 @@ class _Item:
 
     def index(self) -> None:
         evidence = self.evidence
-        self.tokens = [t for t in scan(f"{evidence.text}\n{evidence.value or ''}", self.known_ids)
-                       if t.kind in _NUMERIC_KINDS]
+        self.text = f"{evidence.text}\n{evidence.value or ''}"
+        self.tokens = [t for t in scan(self.text, self.known_ids) if t.kind in _NUMERIC_KINDS]
         self.literals: set[str] = set()
         self.amounts: dict[int, str] = {}
         self.identifiers: dict[str, str] = {}
@@ -211,6 +222,11 @@ class _Item:
             if token.kind != PERCENT:
                 self.literals.add(token.text)
             by_kind[token.kind].setdefault(token.key, token.text)
+
+    def time_counts(self, key: object) -> list[tuple[str, bool, str]]:
+        """R11: each count of time this item states with the number `key` (unit, working time, its words)."""
+        counts = (_time_count(self.text, token) for token in self.tokens if token.kind == NUMBER and token.key == key)
+        return [count for count in counts if count is not None]
 
     def supports_percent(self, percent: Decimal) -> bool:
         """R5: the text holds this percentage, or the value is it as a fraction, or as a number named percent."""
@@ -319,6 +335,36 @@ def _support(token: Token, scope: list[_Item]) -> tuple[str, tuple[str, ...], st
         if ids:
             return "R8", ids, ""
     return "", (), ""
+
+
+def _time_count(text: str, token: Token) -> tuple[str, bool, str] | None:
+    """Return the unit of time a number counts, whether in working time, and the words ("3 días hábiles"); None
+    when no unit of time follows it."""
+    match = _TIME_COUNT_RE.match(text, token.end)
+    if match is None:
+        return None
+    unit = next(unit for unit, _words in _TIME_UNITS if match.group(unit))
+    return unit, bool(match.group("before") or match.group("after")), text[token.start:match.end()].strip()
+
+
+def _time_mismatch(token: Token, answer: str, holders: list[_Item]) -> str:
+    """R11: why a count of time in the answer is not the one the evidence holding its number states ("" if it is,
+    or if the evidence gives that number no unit of time)."""
+    said = _time_count(answer, token)
+    if said is None:
+        return ""
+    unit, working, words = said
+    counted = [(item.id, *count) for item in holders for count in item.time_counts(token.key)]
+    same_unit = [count for count in counted if count[1] == unit]
+    if not counted or any(count[2] == working for count in same_unit):
+        return ""
+    stated = ", ".join(f"“{count[3]}” ({count[0]})" for count in (same_unit or counted))
+    if not same_unit:
+        return (f"“{words}” changes the unit: the evidence counts {token.text} as {stated} — copy the figure with "
+                "the unit the evidence gives it.")
+    kind = "working" if same_unit[0][2] else "calendar"
+    return (f"“{words}” changes what is counted: the evidence says {stated}, {kind} {unit}s — keep the kind of "
+            f"{unit} the evidence states (working {unit}s leave out weekends and holidays).")
 
 
 def _near_miss(token: Token, items: list[_Item]) -> str:
@@ -439,7 +485,7 @@ def _check_sentence(answer: str, sentence: str, sentence_tokens: list[Token], it
     """Check one sentence: its citations and evidence ids, each figure against its citation, its field names."""
     cited, groups, numbers = _citations(answer, sentence, sentence_tokens, by_id, found,
                                         customer_view=customer_view)
-    hints = [_check_number(token, sentence, groups, cited, items, by_id, found) for token in numbers]
+    hints = [_check_number(answer, token, sentence, groups, cited, items, by_id, found) for token in numbers]
     hints = [hint for hint in hints if hint]
     if numbers and not cited:
         figures = ", ".join(hints) or "none of them is in the evidence"
@@ -488,8 +534,8 @@ def _citations(answer: str, sentence: str, sentence_tokens: list[Token], by_id: 
     return cited, groups, numbers
 
 
-def _check_number(token: Token, sentence: str, groups: list[_Group], cited: list[str], items: list[_Item],
-                  by_id: dict[str, list[_Item]], found: _Checks) -> str:
+def _check_number(answer: str, token: Token, sentence: str, groups: list[_Group], cited: list[str],
+                  items: list[_Item], by_id: dict[str, list[_Item]], found: _Checks) -> str:
     """Check one figure against the citation that follows it; return the hint that names its evidence ("" if none)."""
     cited_items = _items_of(cited, by_id)
     group = _group_of(token, groups)
@@ -516,6 +562,10 @@ def _check_number(token: Token, sentence: str, groups: list[_Group], cited: list
         found.problem(token, sentence, (
             f"{token.text} comes from {', '.join(ids)}, which is {other_customer}: state the policy that applies to "
             "this customer instead, from the evidence written for them."), token.kind, cited_group)
+        return ""
+    miscounted = _time_mismatch(token, answer, _items_of(ids, by_id)) if token.kind == NUMBER else ""
+    if miscounted:
+        found.problem(token, sentence, miscounted, token.kind, cited_group)
         return ""
     found.checks.append(TokenCheck(token.text, token.start, token.end, token.kind, rule, ids, "", cited_group))
     if derivation:

@@ -513,7 +513,7 @@ NARRATIONS = [
         ["16/03/2024"], id="es-due-date-off-by-one"),
     pytest.param(
         "Entre las dos facturas y la reconexión debe USD 1.310,56 [E1][E2][E4]. Puede pagar por transferencia "
-        "[E8]. Se refleja en 24 a 48 horas [E8].",
+        "[E8]. Se refleja en 24 a 48 horas hábiles [E8].",
         ["1.310,56"], id="es-total-nobody-computed"),
     pytest.param(
         "Your March invoice is USD 45.00 [E1]. Your April invoice is USD 1,234.56 [E2]. Both are open.",
@@ -773,4 +773,33 @@ def test_the_home_customers_own_figure_passes():
 def test_a_figure_also_held_by_evidence_for_this_customer_passes():
     shared = Evidence("E3", "Para todos los clientes el recargo nunca supera USD 3,00 por factura.")
     verdict = verify("El recargo no supera USD 3,00 [E2][E3].", [HOME_FEE, BUSINESS_FEE, shared], customer_view=True)
+    assert verdict.grounded, verdict.problems
+
+
+@pytest.mark.parametrize(("answer", "evidence", "said"), [
+    # The number is in the evidence, its count of time is not: a weekend, or a unit, apart.
+    ("Te lo devolvemos en un máximo de 3 días [E1].", "La devolución se hace en un máximo de 3 días hábiles.",
+     "“3 días” changes what is counted: the evidence says “3 días hábiles” (E1), working days"),
+    ("The refund takes 10 business days [E1].", "Tienes 10 días continuos para devolver los equipos.",
+     "“10 business days” changes what is counted: the evidence says “10 días” (E1), calendar days"),
+    ("Verificamos los pagos en un máximo de 48 días [E1].", "Verificamos los dos pagos en un máximo de 48 horas.",
+     "“48 días” changes the unit: the evidence counts 48 as “48 horas” (E1)"),
+])
+def test_a_count_of_time_that_changes_its_unit_or_its_kind_of_day_fails(answer, evidence, said):
+    verdict = verify(answer, [Evidence("E1", evidence)], customer_view=True)
+    assert not verdict.grounded
+    assert len(verdict.problems) == 1 and verdict.problems[0].reason.startswith(said)
+    assert [check.rule for check in verdict.tokens] == [None]
+
+
+@pytest.mark.parametrize(("answer", "evidence"), [
+    ("Se hace en un máximo de 3 días hábiles [E1].", "Se hace en un máximo de 3 días hábiles."),
+    ("Card holds are returned within 72 hours [E1].", "Las retenciones se devuelven en 72 horas."),
+    ("It takes 3 working days [E1].", "A veces 3 días, a veces 3 días hábiles."),  # one of them is enough
+    # The evidence gives the number no unit of time ("el día 15" names a day): the number rules alone decide.
+    ("Se suspende a los 15 días del vencimiento [E1].", "Al día 15 después del vencimiento el servicio se suspende."),
+    ("Tienes 3 facturas vencidas [E1].", "Hay 3 facturas vencidas en la cuenta."),
+])
+def test_a_count_of_time_as_the_evidence_states_it_passes(answer, evidence):
+    verdict = verify(answer, [Evidence("E1", evidence)], customer_view=True)
     assert verdict.grounded, verdict.problems

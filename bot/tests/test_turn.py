@@ -215,6 +215,18 @@ def test_llm_wrong_number_is_rewritten_then_sent():
     assert "3.500,00" in rewrite
 
 
+def test_llm_that_drops_working_days_is_rewritten_before_the_customer_reads_it():
+    cited = "[E1][E2][E3][E4][E5]"  # every retrieved passage: the number is there, its kind of day is the question
+    trace, fake = llm_say(start(customer_id=""), "¿en cuántos días hacen la devolución de un pago duplicado?", [
+        faithful(f"La devolución se hace en un máximo de 3 días {cited}."),
+        faithful(f"La devolución se hace en un máximo de 3 días hábiles {cited}."),
+    ])
+    assert trace.outcome == "answered" and "3 días hábiles" in trace.final_text
+    assert [a["verdict"]["grounded"] for a in trace.attempts] == [False, True]
+    rewrite = fake.requests[1]["body"]["messages"][-1]["content"]
+    assert "“3 días” changes what is counted" in rewrite and "3 días hábiles" in rewrite
+
+
 def test_llm_that_keeps_inventing_numbers_ends_with_the_quoted_passage_not_an_escalation():
     conversation = start()
     trace, fake = llm_say(conversation, "cuanto cobran por reconexion de fibra",
