@@ -330,7 +330,7 @@ def compose(query: str, passages: list[Passage], *, language: str, kind: str | N
     if kind == LIST:
         chosen = _list(scored, ordered)
     elif kind == PROCEDURE:
-        chosen = _steps(scored)
+        chosen = _steps(scored, ordered)
     else:
         chosen = _best(scored, kind, wanted, both_kinds=not segment, also=also)
     if not chosen:
@@ -436,9 +436,22 @@ def _best(scored: list[tuple[float, Sentence]], kind: str, wanted: set[str], *,
     return sorted(chosen, key=lambda s: s.order)
 
 
-def _steps(scored: list[tuple[float, Sentence]]) -> list[Sentence]:
-    """The best-matching passage's step sentences, in their order."""
-    best = next((s for _v, s in scored if not s.example), scored[0][1])
+def _steps(scored: list[tuple[float, Sentence]], passages: list[Passage]) -> list[Sentence]:
+    """A procedure: the best sentence that reads as a step, then the sentences that follow it in its paragraph, in
+    order. A procedure runs on, and its later steps need not carry a step's words ("Primero verificamos la cobertura…
+    Con cobertura confirmada, firmas el contrato digital, pagas el depósito y agendamos la instalación."). A step with
+    nothing after it in its paragraph (a numbered item, a paragraph's last sentence) brings the step sentences near
+    it in its passage."""
+    top = [s for _v, s in scored if not s.example]
+    best = next((s for s in top if s.has(PROCEDURE)), top[0] if top else scored[0][1])
+    if best.has(PROCEDURE) and not best.list_item:
+        run = [best]
+        for sentence in sentences_of(next(p for p in passages if p.id == best.passage))[best.order + 1:]:
+            if sentence.before != run[-1].text or sentence.example or len(run) == MAX_SENTENCES:
+                break
+            run.append(sentence)
+        if len(run) > 1:
+            return run
     same = sorted((s for v, s in scored if s.passage == best.passage and not s.example and (v >= 1 or s.has(PROCEDURE))),
                   key=lambda s: s.order)
     steps = [s for s in same if s.has(PROCEDURE)] or same

@@ -238,3 +238,18 @@ def test_question_words_are_not_what_a_question_is_about():
                             "value is charged: USD 45.00 for the router.", doc="equipment-deposit-en", language="en")
     composed = compose("what do you charge if I don't return the router when I leave?", [visits, deposit], language="en")
     assert composed is not None and composed.evidence_ids == ["E2"] and "USD 45.00" in composed.reply
+
+
+def test_a_procedure_is_answered_with_the_steps_that_follow_its_first_step():
+    # The question's words ("contratar", "fibra") are in a price sentence of a page ranked higher; the steps are in the
+    # plans page, and the second step carries no step word of its own.
+    prices = Passage("E1", "Instalación del servicio\nCosto de instalación\n\nLa instalación de cualquier plan Fibra "
+                           "cuesta USD 30,00 más IVA. La instalación de fibra es gratis para quien contrata el plan "
+                           "anual.", doc="instalacion-es", language="es")
+    steps = Passage("E2", "Planes de Fibra\nCómo contratar\n\nPrimero verificamos la cobertura con tu dirección exacta "
+                          "por WhatsApp. Con cobertura confirmada, firmas el contrato digital, pagas el depósito y "
+                          "agendamos la instalación.", doc="planes-fibra-es", language="es")
+    composed = compose("¿cómo hago para contratar el servicio de fibra?", [prices, steps], language="es")
+    assert composed is not None and composed.evidence_ids == ["E2"]
+    assert "verificamos la cobertura" in composed.reply and "contrato digital" in composed.reply
+    assert "USD 30,00" not in composed.reply
