@@ -436,6 +436,12 @@ def _best(scored: list[tuple[float, Sentence]], kind: str, wanted: set[str], *,
     return sorted(chosen, key=lambda s: s.order)
 
 
+def _own_sentences(sentence: Sentence, passages: list[Passage]) -> list[Sentence]:
+    """Every sentence of the passage a sentence comes from, in order (also those that share no word with the
+    question, which the scored sentences leave out)."""
+    return sentences_of(next(p for p in passages if p.id == sentence.passage))
+
+
 def _steps(scored: list[tuple[float, Sentence]], passages: list[Passage]) -> list[Sentence]:
     """A procedure: the best sentence that reads as a step, then the sentences that follow it in its paragraph, in
     order. A procedure runs on, and its later steps need not carry a step's words ("Primero verificamos la cobertura…
@@ -446,7 +452,7 @@ def _steps(scored: list[tuple[float, Sentence]], passages: list[Passage]) -> lis
     best = next((s for s in top if s.has(PROCEDURE)), top[0] if top else scored[0][1])
     if best.has(PROCEDURE) and not best.list_item:
         run = [best]
-        for sentence in sentences_of(next(p for p in passages if p.id == best.passage))[best.order + 1:]:
+        for sentence in _own_sentences(best, passages)[best.order + 1:]:
             if sentence.before != run[-1].text or sentence.example or len(run) == MAX_SENTENCES:
                 break
             run.append(sentence)
@@ -464,7 +470,7 @@ def _list(scored: list[tuple[float, Sentence]], passages: list[Passage]) -> list
     items; else the best sentence of each of up to two passages (a sentence that enumerates counts as a list)."""
     for _value, sentence in scored[:3]:
         if sentence.list_item:
-            own = sentences_of(next(p for p in passages if p.id == sentence.passage))
+            own = _own_sentences(sentence, passages)
             items = [s for s in own if s.list_item]
             lead = [s for s in own if s.text.endswith(":") and s.order < items[0].order]
             return lead[-1:] + items

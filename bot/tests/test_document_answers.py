@@ -29,9 +29,9 @@ def test_the_documents_title_says_what_a_sentence_is_about():
     welcome = Passage("E1", "Welcome Discount\nWhat you get\n\nNew customers on any Fiber plan billed monthly get 20% "
                             "off the monthly fee on their first three monthly invoices.", doc="welcome-discount-en",
                       language="en")
-    composed = compose("how much extra do i pay if my home fiber bill is paid a week late", [welcome, late],
-                       language="en")
-    assert composed is not None and composed.evidence_ids == ["E2"] and "5%" in composed.reply
+    reply = cited_reply("how much extra do i pay if my home fiber bill is paid a week late", [welcome, late],
+                        cites=["E2"], language="en")
+    assert "5%" in reply
 
 
 def cited_reply(query: str, passages: list[Passage], *, cites: list[str], language: str = "es") -> str:
@@ -205,9 +205,9 @@ FISCAL = Passage(
 def test_a_question_for_where_to_write_is_answered_with_the_address_not_a_sentence_on_the_topic():
     # The fiscal page, retrieved first, shares more of the question's words; only the contact page says where to send.
     query = "a que correo mando el comprobante de retencion del iva"
-    composed = compose(query, [FISCAL, CONTACTS], language="es")
-    assert composed is not None and composed.evidence_ids == ["E2"] and "facturacion@conectia.com.ve" in composed.reply
-    assert relevance(query, composed.reply).ok
+    reply = cited_reply(query, [FISCAL, CONTACTS], cites=["E2"])
+    assert "facturacion@conectia.com.ve" in reply
+    assert relevance(query, reply).ok
     refused = relevance(query, "Las empresas retienen el 75 % del IVA y entregan el comprobante de retención.")
     assert not refused.ok and "no address or number" in refused.reason
 
@@ -230,9 +230,9 @@ TRIAL = Passage("E2", "Plan de prueba de 30 días\nAl cumplirse los 30 días\n\n
 
 def test_a_question_asking_how_much_and_how_long_is_answered_for_either_not_by_a_time_on_another_subject():
     query = "¿cuánto cuesta que me instalen la fibra y en cuántos días vienen?"
-    composed = compose(query, [FIBER_INSTALLATION, TRIAL], language="es")
-    assert composed is not None and composed.evidence_ids == ["E1"] and "USD 30,00" in composed.reply
-    assert relevance(query, composed.reply).ok  # the amount answers part of it
+    reply = cited_reply(query, [FIBER_INSTALLATION, TRIAL], cites=["E1"])
+    assert "USD 30,00" in reply
+    assert relevance(query, reply).ok  # the amount answers part of it
     refused = relevance(query, "La instalación de fibra la hace un técnico de Conectia.")
     assert not refused.ok and "a time" in refused.reason
 
@@ -243,8 +243,9 @@ def test_question_words_are_not_what_a_question_is_about():
                            "is on the customer's side, such as your own routers.", doc="technical-visits-en", language="en")
     deposit = Passage("E2", "Equipment Deposit\nMissing equipment\n\nIf equipment is not returned on time, its replacement "
                             "value is charged: USD 45.00 for the router.", doc="equipment-deposit-en", language="en")
-    composed = compose("what do you charge if I don't return the router when I leave?", [visits, deposit], language="en")
-    assert composed is not None and composed.evidence_ids == ["E2"] and "USD 45.00" in composed.reply
+    reply = cited_reply("what do you charge if I don't return the router when I leave?", [visits, deposit],
+                        cites=["E2"], language="en")
+    assert "USD 45.00" in reply
 
 
 def test_a_procedure_is_answered_with_the_steps_that_follow_its_first_step():
