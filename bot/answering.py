@@ -13,7 +13,7 @@ from django.conf import settings
 
 from bot import clarify, drafting, grounding, identify
 from bot.context import TurnContext
-from bot.document_answers import Passage, compose, one_kinds_rule
+from bot.document_answers import Passage, compose, gives_each_kinds_rule, one_kinds_rule
 from bot.escalation import Reason, ask_for_identity, decline_reply, offer_a_person, offer_to_check_account
 from bot.grounding import Evidence
 from bot.outcomes import Answered, Clarify, Declined, Escalated
@@ -93,6 +93,7 @@ def answer(recorder, routing, query, *, context: TurnContext, writer, billing, c
             context.remember_identity_question(query)
             return Answered(ask_for_identity(routing.language), asks_identity=True)
         return Escalated(Reason.NO_CONTEXT, [f"No context: {result.context.reason}."])
+    segment_options: tuple = ()  # the kinds of customer to ask about, when the answer depends on which one asks
     if context_chunks and profile is None and not facts:
         # Someone billing cannot identify, and the help center answers differently for home and business: ask.
         # Only passages on the question's subject count: a late-fee passage retrieved for "how much do I save on
@@ -102,8 +103,8 @@ def answer(recorder, routing, query, *, context: TurnContext, writer, billing, c
             language=routing.language, docs=[hit.doc for hit in context_chunks])
         if (decision.options and (chosen is None or not chosen.segment)
                 and _answer_is_one_kinds(query, context_chunks, routing.language)):
-            return _ask(recorder, context, "segment", query, decision.options, routing.language)
-    if context_chunks and (routing.route != Route.ACCOUNT or not key_figures and not facts):
+            segment_options = decision.options
+    if context_chunks and not segment_options and (routing.route != Route.ACCOUNT or not key_figures and not facts):
         decided = _sibling_documents(recorder, query, context_chunks, context=context, language=routing.language,
                                      chosen=chosen)
         if isinstance(decided, Clarify):
@@ -121,6 +122,10 @@ def answer(recorder, routing, query, *, context: TurnContext, writer, billing, c
                             history=list(context.history), capability=capability if facts else "",
                             key_figures=figures, segment=profile.segment if profile else "")
     outcome = drafting.write_and_verify(recorder, writer, request, template=isinstance(writer, TemplateWriter))
+    if profile is None and not facts and (segment_options or isinstance(outcome, Answered)):
+        asked = _each_kinds_then_ask(recorder, context, query, outcome, segment_options, routing.language)
+        if asked is not None:
+            return asked
     if isinstance(outcome, Answered) and routing.route == Route.ACCOUNT and context.customer_id \
             and context.files_credit_notes:
         outcome = _with_proposal(recorder, outcome, request, figures, known, facts=facts, key_figures=key_figures)
@@ -233,13 +238,30 @@ def _sibling_documents(recorder, query, chunks, *, context, language, chosen):
     return chunks
 
 
-def _ask(recorder, context: TurnContext, kind, query, options, language) -> Clarify:
-    """Keep the original question and ask which option applies."""
+def _ask(recorder, context: TurnContext, kind, query, options, language, *, after_answer=False) -> Clarify:
+    """Keep the original question and ask which option applies (`after_answer`: the reply has given each option's
+    answer already)."""
     pending = clarify.pending(kind, query, options, language)
     context.remember_clarification(pending)
     labels = " / ".join(option.label for option in options)
     recorder.draft.routing_rule = f"{recorder.draft.routing_rule}; asked: {labels}"[:100]
-    return Clarify(clarify.question(kind, options, language), pending)
+    return Clarify(clarify.question(kind, options, language, after_answer=after_answer), pending)
+
+
+def _each_kinds_then_ask(recorder, context: TurnContext, query, outcome, segment_options, language) -> Clarify | None:
+    """For someone billing cannot identify, when the help center answers differently for home and business: each
+    kind's rule, labelled, when the verified answer gives both ("Cuentas residenciales: … Cuentas empresariales: …"),
+    then the question which kind theirs is, so the next reply states the one that applies. The question alone when
+    the answer depends on the kind (`segment_options`) and the reply does not give both; None (send the answer as
+    it is) when the answer gives one rule for whoever asks."""
+    gives_each = isinstance(outcome, Answered) and gives_each_kinds_rule(outcome.text)
+    if not gives_each and not segment_options:
+        return None
+    options = segment_options or clarify.segment_options(language)
+    asked = _ask(recorder, context, "segment", query, options, language, after_answer=gives_each)
+    if not gives_each:
+        return asked
+    return replace(asked, text=f"{outcome.text} {asked.text}", citations=list(outcome.citations))
 
 
 def _tool_error(capability, result) -> Escalated:

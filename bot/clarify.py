@@ -214,6 +214,10 @@ def period_decision(query: str, invoices: list[dict], *, today: date, language: 
 SEGMENT_LABELS = {"es": {"home": "hogar", "business": "empresa"}, "en": {"home": "home", "business": "business"}}
 SEGMENT_QUESTION = {"es": "Para responderte bien: ¿tu servicio es de {home} o de {business}?",
                     "en": "To answer you properly: is your service a {home} or a {business} account?"}
+# After a reply that gave each kind's rule: the question that lets the next reply state theirs alone.
+SEGMENT_QUESTION_AFTER = {"es": "¿Tu servicio es de {home} o de {business}? Así te confirmo el que te aplica.",
+                          "en": "Is your service a {home} or a {business} account? Then I can confirm the one "
+                                "that applies to you."}
 _NAMES_SEGMENT = {
     "business": re.compile(r"\b(empresa\w*|negocio\w*|comercio|oficina|local|compania|pyme|business\w*|company|"
                            r"companies|corporate|office|empresarial\w*)\b" + NOT_A_WORKING_DAY),
@@ -245,15 +249,23 @@ def segment_decision(query: str, segments: list[str], *, language: str, docs: li
     top = segments[:3]
     if named_segments or not {"home", "business"} <= set(top):
         return Decision()
-    return Decision(options=(Option(labels["home"], segment="home"), Option(labels["business"], segment="business")))
+    return Decision(options=segment_options(language))
 
 
-def question(kind: str, options: tuple[Option, ...], language: str) -> str:
-    """Return the one short question that offers the options."""
+def segment_options(language: str) -> tuple[Option, Option]:
+    """The two kinds of customer, home first, labelled in the customer's language."""
+    labels = SEGMENT_LABELS[language if language in SEGMENT_LABELS else "es"]
+    return Option(labels["home"], segment="home"), Option(labels["business"], segment="business")
+
+
+def question(kind: str, options: tuple[Option, ...], language: str, *, after_answer: bool = False) -> str:
+    """Return the one short question that offers the options (`after_answer`: a segment question put after a reply
+    that gave each kind's rule)."""
     language = language if language in OR else "es"
     labels = [option.label for option in options]
     if kind == "segment":
-        return SEGMENT_QUESTION[language].format(home=labels[0], business=labels[1])
+        asked = SEGMENT_QUESTION_AFTER if after_answer else SEGMENT_QUESTION
+        return asked[language].format(home=labels[0], business=labels[1])
     if kind == "period":
         return PERIOD_QUESTION[language].format(first=labels[0], second=labels[1])
     offered = ", ".join(labels[:-1]) + OR[language] + labels[-1]

@@ -130,6 +130,18 @@ def segments_named(text: str) -> set[str]:
     return {kind for kind, words in SEGMENT_WORDS.items() if words.search(folded)}
 
 
+_CLAUSE_END = re.compile(r"(?<=[.;!?])\s+")
+
+
+def gives_each_kinds_rule(text: str) -> bool:
+    """Whether a reply states one rule for home and another for business customers: a sentence (or a clause after a
+    semicolon) that names only home customers and one that names only business customers ("Cuentas residenciales:
+    5 %… Cuentas empresariales: USD 3,00…"; "Hogar: 5 %…; Empresas: USD 3,00…"). A sentence that names both ("el
+    equipo que queda en tu hogar o negocio", "ningún plan de hogar trae IP fija: solo los Empresariales") does not."""
+    named = [segments_named(clause) for clause in _CLAUSE_END.split(text)]
+    return {"home"} in named and {"business"} in named
+
+
 def for_other_segment(text: str, segment: str) -> bool:
     """Whether a sentence names only the other kind of customer than `segment` ("home" or "business")."""
     if segment not in SEGMENT_WORDS:
@@ -333,6 +345,8 @@ def compose(query: str, passages: list[Passage], *, language: str, kind: str | N
         chosen = _steps(scored, ordered)
     else:
         chosen = _best(scored, kind, wanted, both_kinds=not segment, also=also)
+        if chosen and not segment:
+            chosen = _each_kinds_rule(chosen, scored, written_for, kind, also)
     if not chosen:
         return None
     if not segment:
@@ -343,6 +357,23 @@ def compose(query: str, passages: list[Passage], *, language: str, kind: str | N
 # Whose rule a sentence states, said in front of it for a customer whose kind is unknown.
 KIND_LABELS = {"es": {"home": "Cuentas residenciales", "business": "Cuentas empresariales"},
                "en": {"home": "Home accounts", "business": "Business accounts"}}
+
+
+def _each_kinds_rule(chosen: list[Sentence], scored: list[tuple[float, Sentence]], written_for: dict[str, str],
+                     kind: str, also: tuple[str, ...]) -> list[Sentence]:
+    """For a customer whose kind is unknown, answered from a section written for one kind of customer: that kind's
+    rule, then the other kind's, when a retrieved section written for the other kind holds the asked-for fact
+    ("Cuentas residenciales: 5 % del saldo vencido… Cuentas empresariales: USD 3,00 por factura vencida."). The
+    customer may be either; each rule is labelled (`_labelled`) and the turn asks which is theirs. The first kind's
+    rule keeps its best sentence only: two rules in three short sentences."""
+    kinds = {written_for.get(sentence.passage, "") for sentence in chosen} - {""}
+    if len(kinds) != 1 or any(len(segments_named(sentence.text)) == 2 for sentence in chosen):
+        return chosen
+    other_kind = ({"home", "business"} - kinds).pop() if kinds <= {"home", "business"} else ""
+    other = next((sentence for value, sentence in scored
+                  if written_for.get(sentence.passage) == other_kind and not sentence.example and value >= 1
+                  and (kind not in ON_ITS_FACE or any(sentence.has(k) for k in (kind, *also)))), None)
+    return chosen if other is None else [chosen[0], other]
 
 
 def _labelled(chosen: list[Sentence], written_for: dict[str, str], language: str) -> list[Sentence]:

@@ -52,6 +52,7 @@ class Clarify:
 
     text: str
     pending: dict
+    citations: list[str] = field(default_factory=list)  # when the question follows each option's cited answer
 
 
 Outcome = Answered | Escalated | Clarify | Declined | Silenced

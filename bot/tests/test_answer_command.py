@@ -140,10 +140,19 @@ def test_someone_billing_does_not_know_is_asked_whether_home_or_business_when_th
 
 def test_nobody_is_told_one_kind_of_customers_rule_when_its_page_ranks_twice_above_the_other():
     # Two sections of the business late-fee page rank above the home one: they are one rule, not two votes, and the
-    # business fee alone is not an answer for someone who may be a home customer.
+    # business fee alone is not an answer for someone who may be a home customer: each kind's rule, labelled, then
+    # the question which kind theirs is.
     decision = answer("¿cuánto es el recargo si pago tarde?")
     assert decision["outcome"] == "clarify", decision
-    assert "3,00" not in decision["reply"] and decision["options"] == ["hogar", "empresa"]
+    assert decision["options"] == ["hogar", "empresa"]
+    home = decision["reply"].index("Cuentas residenciales:")
+    business = decision["reply"].index("Cuentas empresariales:")
+    home_rule = decision["reply"][home:business] if home < business else decision["reply"][home:]
+    business_rule = decision["reply"][business:home] if business < home else decision["reply"][business:]
+    assert "5 %" in home_rule and "3,00" not in home_rule
+    assert "USD 3,00" in business_rule and "5 %" not in business_rule
+    assert decision["reply"].endswith("¿Tu servicio es de hogar o de empresa? Así te confirmo el que te aplica.")
+    assert decision["citations"] and set(decision["citations"]) <= {e["id"] for e in decision["evidence"]}
 
 
 def test_a_rule_written_for_everyone_is_answered_without_asking_which_kind_of_customer():

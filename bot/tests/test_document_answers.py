@@ -2,8 +2,8 @@
 
 import pytest
 
-from bot.document_answers import (AMOUNT, CONTACT, DURATION, LIST, OTHER, PROCEDURE, Passage, compose, question_kind,
-                                  segments_named)
+from bot.document_answers import (AMOUNT, CONTACT, DURATION, LIST, OTHER, PROCEDURE, Passage, compose,
+                                  gives_each_kinds_rule, question_kind, segments_named)
 from bot.relevance import relevance
 
 
@@ -71,6 +71,42 @@ def test_a_sentence_for_the_other_kind_of_customer_is_left_out_of_a_known_custom
     assert business is not None and "una mensualidad" in business.reply and "residencial" not in business.reply
     unknown = compose(PENALTY, [CANCELLATION], language="es")
     assert unknown is not None and "No hay penalidad" in unknown.reply  # both rules may be given, each names its kind
+
+
+HOME_LATE_FEE = Passage(
+    "E2", "Recargo por mora en hogares\nMonto del recargo\n\nEl recargo es el 5 % del saldo de esa factura que siga sin "
+          "pagar al terminar la gracia, calculado sobre el monto con IVA.", doc="recargo-mora-hogar-es", language="es",
+    segment="home")
+BUSINESS_LATE_FEE = Passage(
+    "E1", "Recargo por mora en cuentas empresariales\nMonto del recargo\n\nEl recargo es un monto fijo de USD 3,00 por "
+          "cada factura vencida, sin importar el monto de la deuda. Se cobra una sola vez por factura y no lleva IVA.",
+    doc="recargo-mora-empresarial-es", language="es", segment="business")
+
+
+def test_someone_whose_kind_is_unknown_gets_each_kinds_rule_labelled():
+    reply = cited_reply("¿cuánto es el recargo si pago tarde?", [BUSINESS_LATE_FEE, HOME_LATE_FEE], cites=["E1", "E2"])
+    assert reply.startswith("Cuentas empresariales: El recargo es un monto fijo de USD 3,00")
+    assert "Cuentas residenciales: El recargo es el 5 %" in reply
+    assert gives_each_kinds_rule(reply)
+
+
+def test_the_other_kinds_rule_is_added_only_when_it_holds_the_asked_for_fact():
+    grace = Passage("E2", "Recargo por mora en hogares\nPlazo de gracia\n\nLos hogares tienen cinco días continuos de "
+                          "gracia después del vencimiento.", doc="recargo-mora-hogar-es", language="es", segment="home")
+    reply = cited_reply("¿cuánto es el recargo si pago tarde?", [BUSINESS_LATE_FEE, grace], cites=["E1"])
+    assert reply.startswith("Cuentas empresariales:") and "gracia" not in reply
+
+
+@pytest.mark.parametrize(("text", "each"), [
+    ("Cuentas residenciales: 5 % del saldo. Cuentas empresariales: USD 3,00 por factura.", True),
+    ("Hogar: 5 % del saldo; Empresas: USD 3,00 por factura.", True),
+    ("No hay penalidad en un plan residencial. Las cuentas empresariales pagan una mensualidad.", True),
+    ("Pagas un depósito por el equipo que queda en tu hogar o empresa.", False),
+    ("Ningún plan de hogar trae IP fija: esa opción existe únicamente en los planes Empresariales.", False),
+    ("Home accounts: Service is restored within four business hours.", False),
+])
+def test_a_reply_gives_each_kinds_rule_when_one_sentence_is_for_each_kind(text, each):
+    assert gives_each_kinds_rule(text) is each
 
 
 INSTALLATION = Passage(

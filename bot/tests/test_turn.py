@@ -531,6 +531,22 @@ def test_an_ambiguous_refund_question_is_answered_after_one_question(django_capt
     assert bot_texts(conversation) == [asked.final_text, answer.final_text]
 
 
+def test_someone_unknown_gets_each_kinds_late_fee_then_their_own_once_they_say_which():
+    conversation = start(customer_id="")
+    asked = say(conversation, "¿cuánto es el recargo si pago tarde?", writer=TemplateWriter())
+    assert asked.outcome == "clarify"
+    assert "Cuentas residenciales:" in asked.final_text and "Cuentas empresariales:" in asked.final_text
+    assert asked.final_text.endswith("¿Tu servicio es de hogar o de empresa? Así te confirmo el que te aplica.")
+    cited = {e["id"]: e["doc"] for e in asked.evidence}
+    assert {cited[i] for i in asked.citations} == {"recargo-mora-hogar-es", "recargo-mora-empresarial-es"}
+
+    answer = say(conversation, "hogar", writer=TemplateWriter())
+    assert (answer.outcome, answer.query) == ("answered", "¿cuánto es el recargo si pago tarde?")
+    assert "5 %" in answer.final_text and "3,00" not in answer.final_text
+    assert "empresarial" not in answer.final_text.lower()
+    assert bot_texts(conversation) == [asked.final_text, answer.final_text]
+
+
 def test_a_reply_that_picks_no_option_is_a_new_question():
     conversation = start()
     say(conversation, "si cancelo el servicio me devuelven el dinero?", writer=TemplateWriter())

@@ -45,7 +45,7 @@ def answer_json(result: QueryAnswer) -> dict:
         "internal_note": draft.internal_note,
         "retrieved": [{key: hit.get(key) for key in RETRIEVED_KEYS} for hit in draft.retrieval],
         "evidence": [{"id": e["id"], "text": e["text"], "value": e.get("value")} for e in draft.evidence],
-        "citations": list(outcome.citations) if isinstance(outcome, Answered) else [],
+        "citations": list(getattr(outcome, "citations", [])),
     }
 
 
