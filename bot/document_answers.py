@@ -272,6 +272,9 @@ class Composed:
     kind: str
 
 
+_ITEM = re.compile(r"^([-•*]|\d+[.)])\s+")
+
+
 def sentences_of(passage: Passage) -> list[Sentence]:
     """Split a passage into its sentences and list items, each with the section heading it sits under."""
     # A chunk's text is "title\nheading\n\nbody": the lines before the first blank one are the document's title and
@@ -281,20 +284,22 @@ def sentences_of(passage: Passage) -> list[Sentence]:
     heading = " / ".join(line.strip() for line in head.strip().split("\n") if line.strip()) if body else ""
     body = body or passage.text
     found: list[Sentence] = []
-    for block in re.split(r"\n\s*\n", body):
-        rows = [row.strip() for row in block.split("\n") if row.strip()]
-        items = [row for row in rows if re.match(r"^([-•*]|\d+[.)])\s+", row)]
+    blocks = [[row.strip() for row in block.split("\n") if row.strip()] for block in re.split(r"\n\s*\n", body)]
+    for number, rows in enumerate(blocks):
+        items = [row for row in rows if _ITEM.match(row)]
+        # A list may start after a blank line: the sentence before it still introduces it.
+        list_follows = bool(items) or (number + 1 < len(blocks) and bool(blocks[number + 1])
+                                       and bool(_ITEM.match(blocks[number + 1][0])))
         for row in rows:
             if row in items:
-                found.append(Sentence(passage.id, re.sub(r"^([-•*]|\d+[.)])\s+", "", row), heading, len(found),
-                                      list_item=True))
+                found.append(Sentence(passage.id, _ITEM.sub("", row), heading, len(found), list_item=True))
                 continue
             before = ""
             for piece in _SENTENCE.split(row):
                 piece = piece.strip()
                 if len(piece) >= 12 and not piece.startswith("#"):
                     found.append(Sentence(passage.id, piece, heading, len(found),
-                                          lead=piece.endswith(":") and bool(items), before=before))
+                                          lead=piece.endswith(":") and list_follows, before=before))
                     before = piece
     return found
 
@@ -344,7 +349,7 @@ def compose(query: str, passages: list[Passage], *, language: str, kind: str | N
     elif kind == PROCEDURE:
         chosen = _steps(scored, ordered)
     else:
-        chosen = _best(scored, kind, wanted, both_kinds=not segment, also=also)
+        chosen = _best(scored, ordered, kind, wanted, both_kinds=not segment, also=also)
         if chosen and not segment:
             chosen = _each_kinds_rule(chosen, scored, written_for, kind, also)
     if not chosen:
@@ -423,7 +428,7 @@ _CONTINUES = re.compile(r"^(?:y\s+)?(?:la|el|las|los)\s+(?:de|del|para)\b", re.I
 _LEANS_BACK = re.compile(r"^(?:eso|esto|ello|that|this|it)\b", re.IGNORECASE)
 
 
-def _best(scored: list[tuple[float, Sentence]], kind: str, wanted: set[str], *,
+def _best(scored: list[tuple[float, Sentence]], passages: list[Passage], kind: str, wanted: set[str], *,
           both_kinds: bool = False, also: tuple[str, ...] = ()) -> list[Sentence]:
     """The best sentence holding the asked-for fact when the fact shows on a sentence's face (`ON_ITS_FACE`), else
     the best sentence (a rule before an example in either case), then one that adds to it: the next
@@ -435,6 +440,8 @@ def _best(scored: list[tuple[float, Sentence]], kind: str, wanted: set[str], *,
     top = [s for _v, s in scored if not s.example]
     with_fact = [s for s in top if kind not in ON_ITS_FACE or any(s.has(k) for k in (kind, *also))]
     first = (with_fact or top or [s for _v, s in scored])[0]
+    if first.lead:  # "Los precios… antes de IVA:" says nothing without its list: the list is the answer
+        return _written_out(first, passages)
     chosen = [first]
     if not wanted & stems(first.text) and wanted & stems(first.before):
         # It names nothing the question asks about; the sentence before does: it goes with it.
@@ -481,7 +488,9 @@ def _steps(scored: list[tuple[float, Sentence]], passages: list[Passage]) -> lis
     it in its passage."""
     top = [s for _v, s in scored if not s.example]
     best = next((s for s in top if s.has(PROCEDURE)), top[0] if top else scored[0][1])
-    if best.has(PROCEDURE) and not best.list_item:
+    if best.list_item or best.lead:
+        return _written_out(best, passages)  # numbered steps, or the ways to do it: the whole list
+    if best.has(PROCEDURE):
         run = [best]
         for sentence in _own_sentences(best, passages)[best.order + 1:]:
             if sentence.before != run[-1].text or sentence.example or len(run) == MAX_SENTENCES:
@@ -496,18 +505,29 @@ def _steps(scored: list[tuple[float, Sentence]], passages: list[Passage]) -> lis
     return (around or [best])[:MAX_SENTENCES]
 
 
+def _written_out(item: Sentence, passages: list[Passage]) -> list[Sentence]:
+    """The list an item (or the sentence that introduces it) belongs to, as its passage writes it: the sentence that
+    introduces it and all its items."""
+    own = _own_sentences(item, passages)
+    items = [s for s in own if s.list_item]
+    if not items:
+        return [item]
+    lead = [s for s in own if s.text.endswith(":") and s.order < items[0].order]
+    return lead[-1:] + items
+
+
 def _list(scored: list[tuple[float, Sentence]], passages: list[Passage]) -> list[Sentence]:
     """A list the help center writes out (its lead and all its items) when one of the best sentences is one of its
     items; else the best sentence of each of up to two passages (a sentence that enumerates counts as a list)."""
-    for _value, sentence in scored[:3]:
-        if sentence.list_item:
-            own = _own_sentences(sentence, passages)
-            items = [s for s in own if s.list_item]
-            lead = [s for s in own if s.text.endswith(":") and s.order < items[0].order]
-            return lead[-1:] + items
+    for position, (_value, sentence) in enumerate(scored[:3]):
+        if sentence.list_item and all(above.passage == sentence.passage for _v, above in scored[:position]):
+            # The best passage writes the list out; an item of another passage's list, under a better sentence
+            # ("Pago móvil." in the ways-to-pay page, below the pago móvil page's own details), is not the answer.
+            return _written_out(sentence, passages)
     picked: list[Sentence] = []
     for _value, sentence in scored:
-        if sentence.example or sentence.list_item or any(p.passage == sentence.passage for p in picked):
+        if (sentence.example or sentence.list_item or sentence.lead
+                or any(p.passage == sentence.passage for p in picked)):  # a list's lead says nothing without it
             continue
         picked.append(sentence)
         if len(picked) == 2:

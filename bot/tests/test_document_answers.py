@@ -295,3 +295,25 @@ def test_a_procedure_is_answered_with_the_steps_that_follow_its_first_step():
                           "agendamos la instalación.", doc="planes-fibra-es", language="es")
     reply = cited_reply("¿cómo hago para contratar el servicio de fibra?", [prices, steps], cites=["E2"])
     assert "verificamos la cobertura" in reply and "contrato digital" in reply and "USD 30,00" not in reply
+
+
+WAYS_TO_PAY = Passage(
+    "E1", "Formas de pago\nFormas de pago disponibles\n\nPuedes pagar tu factura con cualquiera de estas formas de "
+          "pago:\n\n- Pago móvil.\n- Transferencia bancaria en bolívares.\n- Zelle, en dólares.",
+    doc="formas-de-pago-es", language="es")
+PAGO_MOVIL = Passage(
+    "E2", "Pago móvil\nDatos para el pago móvil\n\nPara pagar tu factura por pago móvil usa estos datos: banco "
+          "Banesco (código 0134) y teléfono 0414-5550123.", doc="pago-movil-es", language="es")
+
+
+@pytest.mark.parametrize("query", ["¿cómo puedo pagar?", "¿qué formas de pago tienen?"])
+def test_a_question_answered_by_a_written_out_list_gets_the_whole_list(query):
+    reply = cited_reply(query, [WAYS_TO_PAY], cites=["E1"])
+    assert "Pago móvil; Transferencia bancaria en bolívares; Zelle, en dólares." in reply
+
+
+def test_an_item_of_another_pages_list_is_not_the_answer_when_a_better_sentence_ranks_above_it():
+    composed = compose("como pago por pago movil? que datos pongo", [PAGO_MOVIL, WAYS_TO_PAY], language="es")
+    assert composed is not None and composed.reply.startswith("Para pagar tu factura por pago móvil usa estos datos")
+    assert "Zelle" not in composed.reply
+
