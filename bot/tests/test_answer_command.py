@@ -132,6 +132,17 @@ def _customer(simulator, *, segment: str, language: str = "es") -> str:
                 if account.customer.segment == segment and account.customer.language == language)
 
 
+@pytest.mark.parametrize(("query", "language", "methods"), [
+    ("qué formas de pago tienen?", "es", ["Pago móvil", "Transferencia", "Domiciliación", "Tarjeta", "Efectivo", "Zelle"]),
+    ("how can I pay my bill?", "en", ["Pago móvil", "Bank transfer", "Direct debit", "card", "Cash", "Zelle"]),
+])
+def test_a_question_about_the_ways_to_pay_gets_every_one_the_help_center_names(query, language, methods):
+    decision = answer(query, "--language", language)
+    assert decision["outcome"] == "answered", decision
+    for method in methods:
+        assert method in decision["reply"], (method, decision["reply"])
+
+
 def test_someone_billing_does_not_know_is_asked_whether_home_or_business_when_the_rule_differs():
     decision = answer("¿cuánto es el recargo por pagar tarde?")
     assert decision["outcome"] == "clarify", decision
