@@ -122,7 +122,7 @@ def answer(recorder, routing, query, *, context: TurnContext, writer, billing, c
                             history=list(context.history), capability=capability if facts else "",
                             key_figures=figures, segment=profile.segment if profile else "")
     outcome = drafting.write_and_verify(recorder, writer, request, template=isinstance(writer, TemplateWriter))
-    if profile is None and not facts and (segment_options or isinstance(outcome, Answered)):
+    if profile is None and not facts:
         asked = _each_kinds_then_ask(recorder, context, query, outcome, segment_options, routing.language)
         if asked is not None:
             return asked

@@ -372,9 +372,9 @@ def _each_kinds_rule(chosen: list[Sentence], scored: list[tuple[float, Sentence]
     customer may be either; each rule is labelled (`_labelled`) and the turn asks which is theirs. The first kind's
     rule keeps its best sentence only: two rules in three short sentences."""
     kinds = {written_for.get(sentence.passage, "") for sentence in chosen} - {""}
-    if len(kinds) != 1 or any(len(segments_named(sentence.text)) == 2 for sentence in chosen):
+    if kinds not in ({"home"}, {"business"}) or any(len(segments_named(sentence.text)) == 2 for sentence in chosen):
         return chosen
-    other_kind = ({"home", "business"} - kinds).pop() if kinds <= {"home", "business"} else ""
+    other_kind = "business" if kinds == {"home"} else "home"
     other = next((sentence for value, sentence in scored
                   if written_for.get(sentence.passage) == other_kind and not sentence.example and value >= 1
                   and (kind not in ON_ITS_FACE or any(sentence.has(k) for k in (kind, *also)))), None)
@@ -512,7 +512,7 @@ def _written_out(item: Sentence, passages: list[Passage]) -> list[Sentence]:
     items = [s for s in own if s.list_item]
     if not items:
         return [item]
-    lead = [s for s in own if s.text.endswith(":") and s.order < items[0].order]
+    lead = [s for s in own if s.lead and s.order < items[0].order]
     return lead[-1:] + items
 
 
