@@ -1,6 +1,7 @@
 """The bot turn end to end against the real database, the sample KB, the simulator and a local model server."""
 
 import json
+import re
 import uuid
 from datetime import date
 from decimal import Decimal
@@ -215,11 +216,19 @@ def test_llm_wrong_number_is_rewritten_then_sent():
     assert "3.500,00" in rewrite
 
 
+def citing_every_passage(reply):
+    """A model reply citing every passage its prompt offers (how many the prune keeps is the embedder's business)."""
+    def step(request):
+        offered = re.findall(r"^\[(E\d+)\]", "\n".join(m["content"] for m in request["messages"]), re.MULTILINE)
+        return faithful(f"{reply} {''.join(f'[{n}]' for n in dict.fromkeys(offered))}.")
+    return step
+
+
 def test_llm_that_drops_working_days_is_rewritten_before_the_customer_reads_it():
-    cited = "[E1][E2][E3][E4][E5]"  # every retrieved passage: the number is there, its kind of day is the question
+    # Every retrieved passage cited: the number is there, its kind of day is the question.
     trace, fake = llm_say(start(customer_id=""), "¿en cuántos días hacen la devolución de un pago duplicado?", [
-        faithful(f"La devolución se hace en un máximo de 3 días {cited}."),
-        faithful(f"La devolución se hace en un máximo de 3 días hábiles {cited}."),
+        citing_every_passage("La devolución se hace en un máximo de 3 días"),
+        citing_every_passage("La devolución se hace en un máximo de 3 días hábiles"),
     ])
     assert trace.outcome == "answered" and "3 días hábiles" in trace.final_text
     assert [a["verdict"]["grounded"] for a in trace.attempts] == [False, True]

@@ -78,6 +78,8 @@ class FakeOpenAI:
                     return
                 if self.path.endswith("/chat/completions"):
                     step = fake.chat_script.pop(0) if fake.chat_script else 500
+                    if callable(step):  # a reply that depends on what was asked (the evidence offered, say)
+                        step = step(request)
                     if step == HANG:
                         fake.released.wait()  # a server that never answers in time
                         return
