@@ -330,20 +330,23 @@ def compose(query: str, passages: list[Passage], *, language: str, kind: str | N
     if not wanted or not passages:
         return None
     ordered = [p for p in passages if p.language == language] + [p for p in passages if p.language != language]
-    scored = []
-    for rank, passage in enumerate(ordered[:4]):
+    everywhere, answering = [], {passage.id for passage in ordered[:4]}
+    for rank, passage in enumerate(ordered):
         for sentence in sentences_of(passage):
             if segment and for_other_segment(sentence.text, segment):
                 continue
             value = score(sentence, wanted, kind, also) - 0.25 * rank  # retrieval's order breaks near-ties
             if value > 0:
-                scored.append((value, sentence))
-    if not scored:
-        return None
+                everywhere.append((value, sentence))
+    # The answer comes from the best four passages; the other kind of customer's rule may come from any retrieved
+    # passage, since whose rule ranks fifth is a near-tie of the embedder's, not a judgement on the rule.
     written_for = {passage.id: passage.segment for passage in ordered}
     if not segment:
-        scored = _for_whoever_asks(scored, ordered, written_for, wanted, kind)
-    scored.sort(key=lambda pair: (-pair[0], pair[1].passage, pair[1].order))
+        everywhere = _for_whoever_asks(everywhere, ordered, written_for, wanted, kind)
+    everywhere.sort(key=lambda pair: (-pair[0], pair[1].passage, pair[1].order))
+    scored = [pair for pair in everywhere if pair[1].passage in answering]
+    if not scored:
+        return None
     if kind == LIST:
         chosen = _list(scored, ordered)
     elif kind == PROCEDURE:
@@ -351,7 +354,7 @@ def compose(query: str, passages: list[Passage], *, language: str, kind: str | N
     else:
         chosen = _best(scored, ordered, kind, wanted, both_kinds=not segment, also=also)
         if chosen and not segment:
-            chosen = _each_kinds_rule(chosen, scored, written_for, kind, also)
+            chosen = _each_kinds_rule(chosen, everywhere, written_for, kind, also)
     if not chosen:
         return None
     if not segment:
