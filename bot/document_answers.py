@@ -331,8 +331,9 @@ def compose(query: str, passages: list[Passage], *, language: str, kind: str | N
         return None
     ordered = [p for p in passages if p.language == language] + [p for p in passages if p.language != language]
     everywhere, answering = [], {passage.id for passage in ordered[:4]}
+    own = {passage.id: sentences_of(passage) for passage in ordered}  # each passage's sentences, in its order
     for rank, passage in enumerate(ordered):
-        for sentence in sentences_of(passage):
+        for sentence in own[passage.id]:
             if segment and for_other_segment(sentence.text, segment):
                 continue
             value = score(sentence, wanted, kind, also) - 0.25 * rank  # retrieval's order breaks near-ties
@@ -348,11 +349,11 @@ def compose(query: str, passages: list[Passage], *, language: str, kind: str | N
     if not scored:
         return None
     if kind == LIST:
-        chosen = _list(scored, ordered)
+        chosen = _list(scored, own)
     elif kind == PROCEDURE:
-        chosen = _steps(scored, ordered)
+        chosen = _steps(scored, own)
     else:
-        chosen = _best(scored, ordered, kind, wanted, both_kinds=not segment, also=also)
+        chosen = _best(scored, own, kind, wanted, both_kinds=not segment, also=also)
         if chosen and not segment:
             chosen = _each_kinds_rule(chosen, everywhere, written_for, kind, also)
     if not chosen:
@@ -367,10 +368,11 @@ KIND_LABELS = {"es": {"home": "Cuentas residenciales", "business": "Cuentas empr
                "en": {"home": "Home accounts", "business": "Business accounts"}}
 
 
-def _each_kinds_rule(chosen: list[Sentence], scored: list[tuple[float, Sentence]], written_for: dict[str, str],
+def _each_kinds_rule(chosen: list[Sentence], retrieved: list[tuple[float, Sentence]], written_for: dict[str, str],
                      kind: str, also: tuple[str, ...]) -> list[Sentence]:
     """For a customer whose kind is unknown, answered from a section written for one kind of customer: that kind's
-    rule, then the other kind's, when a retrieved section written for the other kind holds the asked-for fact
+    rule, then the other kind's, when a section written for the other kind holds the asked-for fact in one of the
+    `retrieved` sentences (scored, best first, from every passage retrieval returned)
     ("Cuentas residenciales: 5 % del saldo vencido… Cuentas empresariales: USD 3,00 por factura vencida."). The
     customer may be either; each rule is labelled (`_labelled`) and the turn asks which is theirs. The first kind's
     rule keeps its best sentence only: two rules in three short sentences."""
@@ -378,7 +380,7 @@ def _each_kinds_rule(chosen: list[Sentence], scored: list[tuple[float, Sentence]
     if kinds not in ({"home"}, {"business"}) or any(len(segments_named(sentence.text)) == 2 for sentence in chosen):
         return chosen
     other_kind = "business" if kinds == {"home"} else "home"
-    other = next((sentence for value, sentence in scored
+    other = next((sentence for value, sentence in retrieved
                   if written_for.get(sentence.passage) == other_kind and not sentence.example and value >= 1
                   and (kind not in ON_ITS_FACE or any(sentence.has(k) for k in (kind, *also)))), None)
     return chosen if other is None else [chosen[0], other]
@@ -431,7 +433,7 @@ _CONTINUES = re.compile(r"^(?:y\s+)?(?:la|el|las|los)\s+(?:de|del|para)\b", re.I
 _LEANS_BACK = re.compile(r"^(?:eso|esto|ello|that|this|it)\b", re.IGNORECASE)
 
 
-def _best(scored: list[tuple[float, Sentence]], passages: list[Passage], kind: str, wanted: set[str], *,
+def _best(scored: list[tuple[float, Sentence]], own: dict[str, list[Sentence]], kind: str, wanted: set[str], *,
           both_kinds: bool = False, also: tuple[str, ...] = ()) -> list[Sentence]:
     """The best sentence holding the asked-for fact when the fact shows on a sentence's face (`ON_ITS_FACE`), else
     the best sentence (a rule before an example in either case), then one that adds to it: the next
@@ -444,7 +446,7 @@ def _best(scored: list[tuple[float, Sentence]], passages: list[Passage], kind: s
     with_fact = [s for s in top if kind not in ON_ITS_FACE or any(s.has(k) for k in (kind, *also))]
     first = (with_fact or top or [s for _v, s in scored])[0]
     if first.lead:  # "Los precios… antes de IVA:" says nothing without its list: the list is the answer
-        return _written_out(first, passages)
+        return _written_out(first, own)
     chosen = [first]
     if not wanted & stems(first.text) and wanted & stems(first.before):
         # It names nothing the question asks about; the sentence before does: it goes with it.
@@ -477,13 +479,7 @@ def _best(scored: list[tuple[float, Sentence]], passages: list[Passage], kind: s
     return sorted(chosen, key=lambda s: s.order)
 
 
-def _own_sentences(sentence: Sentence, passages: list[Passage]) -> list[Sentence]:
-    """Every sentence of the passage a sentence comes from, in order (also those that share no word with the
-    question, which the scored sentences leave out)."""
-    return sentences_of(next(p for p in passages if p.id == sentence.passage))
-
-
-def _steps(scored: list[tuple[float, Sentence]], passages: list[Passage]) -> list[Sentence]:
+def _steps(scored: list[tuple[float, Sentence]], own: dict[str, list[Sentence]]) -> list[Sentence]:
     """A procedure: the best sentence that reads as a step, then the sentences that follow it in its paragraph, in
     order. A procedure runs on, and its later steps need not carry a step's words ("Primero verificamos la cobertura…
     Con cobertura confirmada, firmas el contrato digital, pagas el depósito y agendamos la instalación."). A step with
@@ -492,10 +488,10 @@ def _steps(scored: list[tuple[float, Sentence]], passages: list[Passage]) -> lis
     top = [s for _v, s in scored if not s.example]
     best = next((s for s in top if s.has(PROCEDURE)), top[0] if top else scored[0][1])
     if best.list_item or best.lead:
-        return _written_out(best, passages)  # numbered steps, or the ways to do it: the whole list
+        return _written_out(best, own)  # numbered steps, or the ways to do it: the whole list
     if best.has(PROCEDURE):
         run = [best]
-        for sentence in _own_sentences(best, passages)[best.order + 1:]:
+        for sentence in own[best.passage][best.order + 1:]:
             if sentence.before != run[-1].text or sentence.example or len(run) == MAX_SENTENCES:
                 break
             run.append(sentence)
@@ -508,25 +504,25 @@ def _steps(scored: list[tuple[float, Sentence]], passages: list[Passage]) -> lis
     return (around or [best])[:MAX_SENTENCES]
 
 
-def _written_out(item: Sentence, passages: list[Passage]) -> list[Sentence]:
+def _written_out(item: Sentence, own: dict[str, list[Sentence]]) -> list[Sentence]:
     """The list an item (or the sentence that introduces it) belongs to, as its passage writes it: the sentence that
     introduces it and all its items."""
-    own = _own_sentences(item, passages)
-    items = [s for s in own if s.list_item]
+    sentences = own[item.passage]
+    items = [s for s in sentences if s.list_item]
     if not items:
         return [item]
-    lead = [s for s in own if s.lead and s.order < items[0].order]
+    lead = [s for s in sentences if s.lead and s.order < items[0].order]
     return lead[-1:] + items
 
 
-def _list(scored: list[tuple[float, Sentence]], passages: list[Passage]) -> list[Sentence]:
+def _list(scored: list[tuple[float, Sentence]], own: dict[str, list[Sentence]]) -> list[Sentence]:
     """A list the help center writes out (its lead and all its items) when one of the best sentences is one of its
     items; else the best sentence of each of up to two passages (a sentence that enumerates counts as a list)."""
     for position, (_value, sentence) in enumerate(scored[:3]):
         if sentence.list_item and all(above.passage == sentence.passage for _v, above in scored[:position]):
             # The best passage writes the list out; an item of another passage's list, under a better sentence
             # ("Pago móvil." in the ways-to-pay page, below the pago móvil page's own details), is not the answer.
-            return _written_out(sentence, passages)
+            return _written_out(sentence, own)
     picked: list[Sentence] = []
     for _value, sentence in scored:
         if (sentence.example or sentence.list_item or sentence.lead

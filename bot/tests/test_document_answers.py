@@ -1,5 +1,7 @@
 """The template writer's help-center replies (bot/document_answers.py): the kind of question and the sentences chosen."""
 
+from dataclasses import replace
+
 import pytest
 
 from bot.document_answers import (AMOUNT, CONTACT, DURATION, LIST, OTHER, PROCEDURE, Passage, compose,
@@ -102,7 +104,7 @@ def test_the_other_kinds_rule_is_found_in_a_passage_retrieval_ranked_below_the_f
     others = [Passage(f"E{n}", f"Recargo por mora en cuentas empresariales\nSección {n}\n\nLa cuenta empresarial se "
                                "suspende a los 30 días del vencimiento.", doc="recargo-mora-empresarial-es",
                       language="es", segment="business") for n in (2, 3, 4)]
-    home = Passage("E5", HOME_LATE_FEE.text, doc=HOME_LATE_FEE.doc, language="es", segment="home")
+    home = replace(HOME_LATE_FEE, id="E5")
     reply = cited_reply("¿cuánto es el recargo si pago tarde?", [BUSINESS_LATE_FEE, *others, home], cites=["E1", "E5"])
     assert "Cuentas residenciales: El recargo es el 5 %" in reply
 
