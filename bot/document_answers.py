@@ -101,7 +101,18 @@ _CONDITIONAL = re.compile(r"\b(si|cuando|solo|s[oó]lo|siempre que|mientras|exce
 _EXAMPLE = re.compile(r"^\s*(por ejemplo|for example|e\.g\.|ejemplo|example|para un|on a |en una factura de|"
                       r"with a due date of|con fecha de|si la pagas|if you pay it|paying by|pagando (por|con)|"
                       r"en (el|un) ciclo [ab], con|on cycle [ab], with)\b", re.IGNORECASE)
-_NUMBER = re.compile(r"\d[\d.,]*")
+# A worked example is one case, not the rule: it computes ("(28,00 − 20,00) × 11 ÷ 31 = USD 2,84"), names a calendar
+# date ("05/03/2026", "March 21", "5 de marzo", a year) or a made-up invoice ("For a Fiber 600 invoice of USD 38.00…").
+# A rule may hold many figures — opening hours, a list of notes, each plan's price — and is still the rule. Months
+# are matched as each language writes them (English capitalised, Spanish in lower case): "avenida 5 de Julio" is a
+# street.
+_INSTANCE = re.compile(
+    r"\d(?:[\d.,]*\d)?\s*[×÷=]|[×÷=]\s*\(?\d|"
+    r"\b\d{2}/\d{2}(?:/\d{2,4})?\b|\b(?:19|20)\d{2}\b|"
+    r"\b(?:January|February|March|April|May|June|July|August|September|October|November|December) \d{1,2}\b|"
+    r"\b\d{1,2} de (?:enero|febrero|marzo|abril|mayo|junio|julio|agosto|septiembre|setiembre|octubre|noviembre|"
+    r"diciembre)\b|"
+    r"^\s*(?:[Ff]or|[Oo]n|[Ww]ith) an? [\w\s]{0,25}?(?:invoice|bill) of\b")
 _CONTACT = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+|(?<![\d-])(?:\+\d{2} ?)?0?\d{3}[- ]\d{3}[- ]?\d{4}(?![\d-])|"
                       r"\b(?:https?://|www\.)\S+|\b[a-z0-9-]+(?:\.[a-z0-9-]+)*\.(?:com|net|org)(?:\.[a-z]{2})?\b",
                       re.IGNORECASE)
@@ -242,8 +253,9 @@ class Sentence:
 
     @property
     def example(self) -> bool:
-        """A worked example: it says so, or it strings four or more figures together."""
-        return bool(_EXAMPLE.search(self.text)) or len(_NUMBER.findall(self.text)) >= 4
+        """A worked example: it says so, or it works one case out (a calculation, a calendar date, a made-up
+        invoice)."""
+        return bool(_EXAMPLE.search(self.text)) or bool(_INSTANCE.search(self.text))
 
     def has(self, kind: str) -> bool:
         """Whether the sentence holds the kind of fact a question of `kind` asks for."""

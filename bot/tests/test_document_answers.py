@@ -4,7 +4,7 @@ from dataclasses import replace
 
 import pytest
 
-from bot.document_answers import (AMOUNT, CONTACT, DURATION, LIST, OTHER, PROCEDURE, Passage, compose,
+from bot.document_answers import (AMOUNT, CONTACT, DURATION, LIST, OTHER, PROCEDURE, Passage, Sentence, compose,
                                   gives_each_kinds_rule, question_kind, segments_named)
 from bot.relevance import relevance
 
@@ -55,6 +55,34 @@ def test_a_worked_example_is_never_the_whole_answer_when_the_rule_is_there():
                        "the unpaid part of the invoice. For example, an unpaid invoice of USD 32.48 produces a late fee "
                        "of USD 1.62.", doc="late-fees-en", language="en")
     assert reply.startswith("The fee is 5%")
+
+
+@pytest.mark.parametrize(("query", "text", "doc", "expected"), [
+    # A rule with many figures is still the rule: the notes an office takes, each plan's price with VAT.
+    ("¿qué billetes de dólares reciben en la oficina?",
+     "Efectivo en dólares\n\nRecibimos billetes de 5, 10, 20, 50 y 100 dólares en buen estado. No se aceptan "
+     "billetes rotos ni manchados.", "pago-efectivo-oficina-es",
+     "Recibimos billetes de 5, 10, 20, 50 y 100"),
+    ("¿cuánto queda el plan con IVA?",
+     "Planes de fibra\nMensualidad\n\nA cada mensualidad se le agrega el IVA de 16 %, así que Fibra 100 queda en USD "
+     "23,20 y Fibra 300 en USD 32,48. Con instalación el 05/03/2026 la primera factura trae USD 30,00 más.",
+     "planes-fibra-es", "A cada mensualidad se le agrega el IVA de 16 %"),
+])
+def test_a_rule_holding_many_figures_is_not_taken_for_an_example(query, text, doc, expected):
+    assert expected in reply_from(query, text, doc=doc, language="es")
+
+
+@pytest.mark.parametrize("sentence", [
+    "The proration is (28.00 − 20.00) × 11 ÷ 31 = USD 2.84.",  # it works a case out
+    "A customer on Fiber 100 moves to Fiber 300 on March 21.",  # a calendar date
+    "Con instalación el 05/03/2026 en ciclo B, ese ciclo tiene 28 días.",
+    "Si pagas el 5 de marzo, el recargo es de USD 1,00.",
+    "For a Fiber 600 invoice of USD 38.00, IGTF adds USD 1.32.",  # a made-up invoice
+])
+def test_a_worked_case_is_an_example_and_a_street_named_after_a_date_is_not(sentence):
+    assert Sentence("E1", sentence, "", 0).example
+    assert not Sentence("E1", "Maracaibo (avenida 5 de Julio) abre de 8:00 a 17:00 y los sábados de 8:00 a 12:00.",
+                        "", 0).example
 
 
 CANCELLATION = Passage(
