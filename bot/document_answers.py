@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
+from bot.compose import MONTHS
 from core.text import fold
 
 LIST, AMOUNT, DURATION, PROCEDURE, DEFINITION, CONDITION, CONTACT, OTHER = (
@@ -104,14 +105,13 @@ _EXAMPLE = re.compile(r"^\s*(por ejemplo|for example|e\.g\.|ejemplo|example|para
 # A worked example is one case, not the rule: it computes ("(28,00 − 20,00) × 11 ÷ 31 = USD 2,84"), names a calendar
 # date ("05/03/2026", "March 21", "5 de marzo", a year) or a made-up invoice ("For a Fiber 600 invoice of USD 38.00…").
 # A rule may hold many figures — opening hours, a list of notes, each plan's price — and is still the rule. Months
-# are matched as each language writes them (English capitalised, Spanish in lower case): "avenida 5 de Julio" is a
-# street.
+# are the bill explanations' (bot/compose.py), matched as each language writes them (English capitalised, Spanish in
+# lower case, "setiembre" too): "avenida 5 de Julio" is a street.
 _INSTANCE = re.compile(
     r"\d(?:[\d.,]*\d)?\s*[×÷=]|[×÷=]\s*\(?\d|"
     r"\b\d{2}/\d{2}(?:/\d{2,4})?\b|\b(?:19|20)\d{2}\b|"
-    r"\b(?:January|February|March|April|May|June|July|August|September|October|November|December) \d{1,2}\b|"
-    r"\b\d{1,2} de (?:enero|febrero|marzo|abril|mayo|junio|julio|agosto|septiembre|setiembre|octubre|noviembre|"
-    r"diciembre)\b|"
+    rf"\b(?:{'|'.join(MONTHS['en'])}) \d{{1,2}}\b|"
+    rf"\b\d{{1,2}} de (?:{'|'.join((*MONTHS['es'], 'setiembre'))})\b|"
     r"^\s*(?:[Ff]or|[Oo]n|[Ww]ith) an? [\w\s]{0,25}?(?:invoice|bill) of\b")
 _CONTACT = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+|(?<![\d-])(?:\+\d{2} ?)?0?\d{3}[- ]\d{3}[- ]?\d{4}(?![\d-])|"
                       r"\b(?:https?://|www\.)\S+|\b[a-z0-9-]+(?:\.[a-z0-9-]+)*\.(?:com|net|org)(?:\.[a-z]{2})?\b",
