@@ -39,7 +39,7 @@ STOPWORDS = frozenset({
 })
 # The verbs of a price question say how it is asked, not what about: the amount kind stands for them when a sentence
 # is chosen ("Cuesta USD 15,00." is not an answer to "¿cuánto cuesta la reconexión?").
-_PRICE_VERBS = frozenset({"cuesta", "cuestan", "costo", "cost", "costs", "vale", "valen"})
+PRICE_VERBS = frozenset({"cuesta", "cuestan", "costo", "cost", "costs", "vale", "valen"})
 
 _KIND_CUES = (
     # Where to write or call: an e-mail address, a phone number, a web address ("¿a qué correo mando el comprobante?").
@@ -222,7 +222,7 @@ def stems(text: str) -> set[str]:
     Spanish changed stem vowel read as the unchanged one ("devuelven" → "devol", as "devolución"), and each lettered
     name it holds as one word ("ciclo B" → "ciclo b")."""
     found = {_stem(w) for w in _WORD.findall(fold(text, case="lower"))
-             if w not in STOPWORDS and w not in _PRICE_VERBS and len(w) > 2}
+             if w not in STOPWORDS and w not in PRICE_VERBS and len(w) > 2}
     for word, letter in _CODE.findall(text):
         folded = fold(word, case="lower")
         if folded not in STOPWORDS:

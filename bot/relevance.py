@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from bot.document_answers import AMOUNT, CONTACT, DURATION, LIST, STOPWORDS, Sentence, asked_kinds
+from bot.document_answers import AMOUNT, CONTACT, DURATION, LIST, PRICE_VERBS, STOPWORDS, Sentence, asked_kinds
 from core.text import fold
 
 
@@ -32,11 +32,13 @@ class Relevance:
     reason: str = ""
 
 
-# Words every billing question shares: they say nothing about which topic it is on.
+# Words every billing question shares: they say nothing about which topic it is on. The verbs a price is asked
+# with ("¿cuánto cuesta…?", "¿cuánto cobra…?") are among them, as they are for the writer: "¿cuánto cobra un
+# plomero?" shares "cobra" with "se cobra su valor de reposición" and nothing else.
 _GENERIC_WORDS_TEXT = (
     "factura facturas bill bills invoice invoices pago pagos pagar payment payments pay plan planes cuenta account "
-    "servicio service conectia internet cobran cobro charge charged cuanto much dinero plata money tiempo time "
-    "quiero want need necesito saber know please favor ayuda help")
+    "servicio service conectia internet cobra cobrar cobran cobro charge charged cuanto much dinero plata money "
+    "tiempo time quiero want need necesito saber know please favor ayuda help")
 
 
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -53,7 +55,7 @@ def _words(text: str) -> set[str]:
     return found
 
 
-_GENERIC_WORDS = frozenset(_words(_GENERIC_WORDS_TEXT))
+_GENERIC_WORDS = frozenset(_words(_GENERIC_WORDS_TEXT)) | frozenset(_words(" ".join(PRICE_VERBS)))
 
 
 def on_topic(query: str, text: str) -> bool:

@@ -357,3 +357,14 @@ def test_an_item_of_another_pages_list_is_not_the_answer_when_a_better_sentence_
     assert composed is not None and composed.reply.startswith("Para pagar tu factura por pago móvil usa estos datos")
     assert "Zelle" not in composed.reply
 
+
+
+def test_a_price_verb_shared_with_the_reply_does_not_make_it_an_answer():
+    # The verb a price is asked with says how the question is put, not what about: a plumber's fee is not the
+    # equipment's replacement value because both sentences say "cobra".
+    reply = "Si no devuelves los equipos en el plazo, se cobra su valor de reposición: USD 45,00 por el router."
+    refused = relevance("¿Cuánto cobra un plomero por destapar una tubería?", reply)
+    assert not refused.ok and "does not answer" in refused.reason
+    assert not relevance("how much does a flight to Madrid cost?", "A visit costs USD 15.00 plus VAT.").ok
+    # A word of the topic still makes it one.
+    assert relevance("¿Cuánto cobran si no devuelvo el router?", reply).ok
