@@ -55,7 +55,7 @@ def _words(text: str) -> set[str]:
     return found
 
 
-_GENERIC_WORDS = frozenset(_words(_GENERIC_WORDS_TEXT)) | frozenset(_words(" ".join(PRICE_VERBS)))
+_GENERIC_WORDS = frozenset(_words(" ".join((_GENERIC_WORDS_TEXT, *PRICE_VERBS))))
 
 
 def on_topic(query: str, text: str) -> bool:

@@ -358,7 +358,6 @@ def test_an_item_of_another_pages_list_is_not_the_answer_when_a_better_sentence_
     assert "Zelle" not in composed.reply
 
 
-
 def test_a_price_verb_shared_with_the_reply_does_not_make_it_an_answer():
     # The verb a price is asked with says how the question is put, not what about: a plumber's fee is not the
     # equipment's replacement value because both sentences say "cobra".
