@@ -441,8 +441,21 @@ def _for_whoever_asks(scored: list[tuple[float, Sentence]], passages: list[Passa
 # A sentence that leaves its subject to the one before it ("La instalación de fibra cuesta USD 30,00. La de Hogar
 # Básico, USD 20,00, y la empresarial USD 60,00."): the same rule for other plans or customers, read with it.
 _CONTINUES = re.compile(r"^(?:y\s+)?(?:la|el|las|los)\s+(?:de|del|para)\b", re.IGNORECASE)
-# A sentence that opens with a pronoun standing for the sentence before it ("Eso no cambia…", "That does not…").
-_LEANS_BACK = re.compile(r"^(?:eso|esto|ello|that|this|it)\b", re.IGNORECASE)
+# A sentence that opens with a pronoun or a demonstrative standing for what the sentence before it said ("Eso no
+# cambia…", "That does not…", "Este beneficio no se suma…", "These fees…").
+_LEANS_BACK = re.compile(r"^(?:eso|esto|ello|este|esta|estos|estas|ese|esa|esos|esas|that|this|these|those|it)\b",
+                         re.IGNORECASE)
+
+
+def _points_back(sentence: Sentence) -> bool:
+    """Whether a sentence opens by pointing back at the sentence before it in its paragraph."""
+    return bool(sentence.before) and bool(_LEANS_BACK.match(sentence.text))
+
+
+def _with_what_it_points_to(sentence: Sentence, own: dict[str, list[Sentence]]) -> list[Sentence]:
+    """A sentence as it can be quoted: one that points back ("Este beneficio no se suma…") after the sentence it points
+    to ("…recibes un descuento de USD 1,00…"), never alone."""
+    return [own[sentence.passage][sentence.order - 1], sentence] if _points_back(sentence) else [sentence]
 
 
 def _best(scored: list[tuple[float, Sentence]], own: dict[str, list[Sentence]], kind: str, wanted: set[str], *,
@@ -460,6 +473,8 @@ def _best(scored: list[tuple[float, Sentence]], own: dict[str, list[Sentence]], 
     if first.lead:  # "Los precios… antes de IVA:" says nothing without its list: the list is the answer
         return _written_out(first, own)
     chosen = [first]
+    if _points_back(first):
+        return _with_what_it_points_to(first, own)
     if not wanted & stems(first.text) and wanted & stems(first.before):
         # It names nothing the question asks about; the sentence before does: it goes with it.
         previous = next((s for _v, s in scored if s.passage == first.passage and s.order == first.order - 1), None)
@@ -540,8 +555,8 @@ def _list(scored: list[tuple[float, Sentence]], own: dict[str, list[Sentence]]) 
         if (sentence.example or sentence.list_item or sentence.lead
                 or any(p.passage == sentence.passage for p in picked)):  # a list's lead says nothing without it
             continue
-        picked.append(sentence)
-        if len(picked) == 2:
+        picked.extend(_with_what_it_points_to(sentence, own))
+        if len({p.passage for p in picked}) == 2:
             break
     return picked
 

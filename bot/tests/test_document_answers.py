@@ -367,3 +367,25 @@ def test_a_price_verb_shared_with_the_reply_does_not_make_it_an_answer():
     assert not relevance("how much does a flight to Madrid cost?", "A visit costs USD 15.00 plus VAT.").ok
     # A word of the topic still makes it one.
     assert relevance("¿Cuánto cobran si no devuelvo el router?", reply).ok
+
+
+BENEFIT = Passage("E2", "Direct debit\nThe benefit\n\nDirect debit customers get USD 1.00 off every monthly invoice. This "
+                        "benefit does not combine with the annual plan, which is paid once a year.",
+                  doc="direct-debit-en", language="en")
+
+
+def test_a_sentence_that_points_back_is_never_quoted_without_the_one_it_points_to():
+    # "This benefit does not combine…" answers the question's words best, but alone it never says what the benefit is.
+    composed = compose("does the direct debit benefit combine with the annual plan?", [BENEFIT], language="en")
+    assert composed is not None
+    assert composed.reply.startswith("Direct debit customers get USD 1.00 off") and "does not combine" in composed.reply
+
+
+def test_a_list_answer_brings_the_sentence_a_pointing_back_sentence_stands_for():
+    banks = Passage("E1", "Direct debit\nHow to join\n\nYou can set up direct debit from an account at Banco Uno, Banco "
+                          "Dos or Banco Tres.", doc="direct-debit-en", language="en")
+    composed = compose("which banks work for direct debit, and does its benefit combine with the annual plan?",
+                       [banks, BENEFIT], language="en")
+    assert composed is not None and composed.kind == LIST and "Banco Uno" in composed.reply
+    assert "USD 1.00 off" in composed.reply and "This benefit" in composed.reply
+    assert composed.reply.index("USD 1.00 off") < composed.reply.index("This benefit")
