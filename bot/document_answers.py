@@ -461,7 +461,8 @@ def _with_what_it_points_to(sentence: Sentence, own: dict[str, list[Sentence]]) 
 def _best(scored: list[tuple[float, Sentence]], own: dict[str, list[Sentence]], kind: str, wanted: set[str], *,
           both_kinds: bool = False, also: tuple[str, ...] = ()) -> list[Sentence]:
     """The best sentence holding the asked-for fact when the fact shows on a sentence's face (`ON_ITS_FACE`), else
-    the best sentence (a rule before an example in either case), then one that adds to it: the next
+    the best sentence (a rule before an example in either case) — after the sentence it points back to, when it
+    opens by pointing back —, then one that adds to it: the next
     sentence when it only continues the first's subject ("La de Hogar Básico…"); with `both_kinds` (whoever asks
     may be either kind of customer), the other kind's rule beside a sentence that names one kind ("For home plans …
     USD 25.00. For business plans it is USD 60.00."); else one that qualifies it, or, for an amount or a time, the
@@ -472,9 +473,9 @@ def _best(scored: list[tuple[float, Sentence]], own: dict[str, list[Sentence]], 
     first = (with_fact or top or [s for _v, s in scored])[0]
     if first.lead:  # "Los precios… antes de IVA:" says nothing without its list: the list is the answer
         return _written_out(first, own)
-    chosen = [first]
-    if _points_back(first):
+    if _points_back(first):  # "Este beneficio no se suma…" after the benefit it names
         return _with_what_it_points_to(first, own)
+    chosen = [first]
     if not wanted & stems(first.text) and wanted & stems(first.before):
         # It names nothing the question asks about; the sentence before does: it goes with it.
         previous = next((s for _v, s in scored if s.passage == first.passage and s.order == first.order - 1), None)
