@@ -346,8 +346,9 @@ def compose(query: str, passages: list[Passage], *, language: str, kind: str | N
     own = {passage.id: sentences_of(passage) for passage in ordered}  # each passage's sentences, in its order
     for rank, passage in enumerate(ordered):
         for sentence in own[passage.id]:
-            if segment and for_other_segment(sentence.text, segment):
-                continue
+            if segment and (for_other_segment(sentence.text, segment)
+                            or _points_back(sentence) and for_other_segment(sentence.before, segment)):
+                continue  # the other kind's rule, or a sentence about it ("Este cargo…" after the home fee)
             value = score(sentence, wanted, kind, also) - 0.25 * rank  # retrieval's order breaks near-ties
             if value > 0:
                 everywhere.append((value, sentence))

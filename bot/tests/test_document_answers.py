@@ -389,3 +389,18 @@ def test_a_list_answer_brings_the_sentence_a_pointing_back_sentence_stands_for()
     assert composed is not None and composed.kind == LIST and "Banco Uno" in composed.reply
     assert "USD 1.00 off" in composed.reply and "This benefit" in composed.reply
     assert composed.reply.index("USD 1.00 off") < composed.reply.index("This benefit")
+
+
+def test_a_sentence_about_the_other_kinds_rule_is_not_told_to_this_customer():
+    # "Este cargo…" speaks of the home fee before it: a business customer gets neither.
+    fees = Passage("E1", "Reconexión\nCargo de reconexión\n\nReactivar una línea residencial suspendida por falta de "
+                         "pago cuesta Bs. 350,00. Este cargo está fijado en bolívares y no se recalcula con la tasa "
+                         "del dólar.\n\nPara cuentas empresariales la reconexión cuesta USD 10,00, que se pagan en "
+                         "bolívares a la tasa del día del pago.", doc="reconexion-es", language="es")
+    business = compose("¿el cargo de reconexión se recalcula con la tasa del dólar?", [fees], language="es",
+                       segment="business")
+    assert business is not None and "USD 10,00" in business.reply
+    assert "Bs. 350,00" not in business.reply and "fijado en bolívares" not in business.reply
+    home = compose("¿el cargo de reconexión se recalcula con la tasa del dólar?", [fees], language="es",
+                   segment="home")
+    assert home is not None and "Bs. 350,00" in home.reply and "no se recalcula" in home.reply
