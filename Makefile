@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: demo test test-moved-clock venv install install-dev migrate serve worker beat db-stop bench chaos chaos-ci capacity gate gate-ci gate-baseline clean
+.PHONY: demo test test-moved-clock venv install install-dev lock migrate serve worker beat db-stop bench chaos chaos-ci capacity gate gate-ci gate-baseline clean
 
 # An unset environment is production's (debug off, HTTPS-only cookies, redirect to HTTPS, HSTS). The demo,
 # the tests, the gate and the benchmarks run on plain http on loopback, so they take the development values
@@ -24,13 +24,28 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
-$(VENV)/.installed: requirements.txt | $(BIN)/python
-	$(BIN)/pip install --quiet -r requirements.txt
+# requirements*.txt say which versions the code supports; constraints.txt pins the exact set the tests last passed
+# with, so every fresh install (CI's, a new server's) gets the same packages. `make lock` rewrites it.
+$(VENV)/.installed: requirements.txt constraints.txt | $(BIN)/python
+	$(BIN)/pip install --quiet -r requirements.txt -c constraints.txt
 	touch $@
 
-$(VENV)/.installed-dev: requirements.txt requirements-dev.txt | $(BIN)/python
-	$(BIN)/pip install --quiet -r requirements-dev.txt
+$(VENV)/.installed-dev: requirements.txt requirements-dev.txt constraints.txt | $(BIN)/python
+	$(BIN)/pip install --quiet -r requirements-dev.txt -c constraints.txt
 	touch $(VENV)/.installed $@
+
+# The newest versions the requirements allow, resolved in a throwaway environment and written to constraints.txt;
+# run `make test` on them before committing the new file.
+LOCK_VENV := .venv-lock
+lock:
+	rm -rf $(LOCK_VENV)
+	$(PYTHON) -m venv $(LOCK_VENV)
+	$(LOCK_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(LOCK_VENV)/bin/pip install --quiet -r requirements-dev.txt
+	{ echo "# Exact versions for requirements.txt and requirements-dev.txt; written by make lock, read by make install."; \
+	  $(LOCK_VENV)/bin/pip freeze --exclude-editable; } > constraints.txt
+	rm -rf $(LOCK_VENV)
+	rm -f $(VENV)/.installed $(VENV)/.installed-dev
 
 venv: $(BIN)/python
 install: $(VENV)/.installed
