@@ -60,7 +60,8 @@ _PERSON_REQUEST = rx(
     r"\b(comunic\w*|pas[ae]\w*|transfer\w*|connect\w*|put me through) (me )?(con|with|to) (la |el )?"
     r"(sen\u0303?ora|sen\u0303?or|sen\u0303?orita|sra|sr|srta|licenciada|licenciado|lic|ms|mr|mrs|miss)\b",
 )
-# The whole message is a service desk or a bare word for a person ("atención al cliente", "persona", "alguien?").
+# The whole message, or one of its sentences, is a service desk or a bare word for a person ("atención al cliente",
+# "persona", "alguien?").
 _DESK_ALONE = re.compile(rf"^\W*(?:(?:con|with|the|el|la|una|a|please|por favor)\s+)*(?:{_DESK}|persona|alguien|person|"
                          r"someone|somebody|reps?|agents?|agentes?|asesor(?:es)?|operator|operador)\W*(?:(?:please|por favor|pls|plis|now|ya|ahora|asap|urgente)\W*)*$")
 _NOT_A_REQUEST = rx(
@@ -76,8 +77,14 @@ _NOT_A_REQUEST = rx(
 )
 
 
+# Where a message's sentences end: a bare word for a person may be one sentence of several ("I've asked three
+# times. PERSON. NOW.").
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+
+
 def asks_for_person(meant: str) -> bool:
     """Whether a message (as `bot.routing.text.read_as_meant` reads it) asks to talk to a person."""
     if _NOT_A_REQUEST.search(meant):
         return False
-    return bool(_PERSON_REQUEST.search(meant) or _DESK_ALONE.search(meant))
+    return bool(_PERSON_REQUEST.search(meant)
+                or any(_DESK_ALONE.search(sentence) for sentence in _SENTENCE_END.split(meant)))

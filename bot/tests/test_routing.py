@@ -21,7 +21,9 @@ def scores(**by_route):
      "Can I talk to a human?", "I want to speak with a real person", "persona real por favor",
      # Asked for a person without any of the old rule's words: the old router sent them to the knowledge base.
      "pásame con alguien", "necesito que me atienda alguien", "can a real agent help me",
-     "mi factura subió, quiero hablar con una persona", "¿no tienen a nadie que atienda?"],
+     "mi factura subió, quiero hablar con una persona", "¿no tienen a nadie que atienda?",
+     # A bare word for a person as one sentence of several.
+     "Ya escribí tres veces lo mismo. Persona, por favor.", "Third time asking. Someone? Anyone?"],
 )
 def test_asking_for_a_person_is_decided_by_the_rules(text):
     assert rule_route(text).route == Route.HUMAN
