@@ -67,9 +67,11 @@ _HOW = rx(
     r"^\W*(have|do|does|are|is|did) (you|there|your|ya|u)\b|\b(where|a donde|adonde) (can|could|do|to|puedo|debo)\b",
     r"\bdonde (puedo|se|hago|debo|tengo que)\b",
 )
-# "Send me my payment history", "mándame la factura": asking to be shown something, not to change it.
+# "Send me my payment history", "mándame la factura", "I want to take a look at my invoice": asking to be shown
+# something, not to change it.
 _SHOW_ME = rx(r"\b(send|email|give|show|forward) (me|us)\b", r"\b(enviame|enviarme|envienme|mandame|mandarme|manden?me|"
-              r"pasame|pasenme|muestrame|muestrenme)\b", r"\bme (envias|envian|mandas|mandan|pasas|pasan|muestras)\b")
+              r"pasame|pasenme|muestrame|muestrenme)\b", r"\bme (envias|envian|mandas|mandan|pasas|pasan|muestras)\b",
+              r"\b(take|have|get|taking|having) an? (\w+ )?look\b|\bechar(le)? un (\w+ )?(vistazo|ojo)\b")
 
 
 def asks_to_act(meant: str) -> bool:

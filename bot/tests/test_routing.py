@@ -39,6 +39,13 @@ def test_a_person_mentioned_in_passing_is_not_a_request_for_one(text):
     assert rule_route(text) is None or rule_route(text).route != Route.HUMAN
 
 
+@pytest.mark.parametrize("text", ["I'd like to take a quick look at my last invoice", "quiero echarle un vistazo a mi factura",
+                                  "can I have a look at my bill from March?"])
+def test_asking_to_see_something_is_not_asking_the_bot_to_act(text):
+    ruled = rule_route(text)
+    assert ruled is None or ruled.rule != "asks to act"
+
+
 @pytest.mark.parametrize("kind", ["image", "audio", "document", "video", "sticker", "location", "contacts"])
 def test_media_is_the_type_of_a_message(kind):
     assert decide("", scores(document=1.0), kind=kind).route == Route.MEDIA
