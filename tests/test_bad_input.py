@@ -329,7 +329,7 @@ class ReadRecorder:
         return list(names) if EVERY in self.names else [n for n in names if n in self.names]
 
 
-# The pages are fuzzed in parts, one test each, so the test workers share the fuzz (about two minutes whole) instead
+# The pages are fuzzed in parts, one test each, so the test workers share the fuzz (a minute or two in all) instead
 # of one worker running it alone at the end. A page whose namespace is none of these goes with "other": none is
 # left out.
 PARTS = ("admin", "desk", "evals", "traces", "kb")
