@@ -42,6 +42,9 @@ _POWER_CUT = rx(r"\b(?:se fue|se va|sin|no hay|no tengo|corte de|cortaron|apagon
 _PUT_IN = rx(r"\b(?:pongan|ponga|ponen|pone|poner|ponerme|pusieron|puso|pondran|coloquen|colocan|colocar|monten|montan|"
              r"montar|montaron)\s+(?=(?:la |el |mi |una |un )?(?:fibra|internet|servicio|linea|conexion|router|modem|"
              r"antena)\b)")
+# A speed said the way customers say it: "el plan de 300 megas", "100 megs", "50mb" is a speed in Mbps, as the plans
+# are named and described ("Fibra 300 … 300 Mbps de bajada").
+_MEGAS = rx(r"(?<=\d)\s*(?:megas?|megs?|mb|mbs|megabits?|mega bits?)\b")
 _UTILITY_BILL = rx(r"\b(?:la |el recibo de (?:la )?|el servicio de (?:la )?|la factura de (?:la )?)?(?:luz|energia)\b")
 
 
@@ -55,7 +58,7 @@ def _pay(match: re.Match) -> str:
 
 def _readings(folded: str) -> list[tuple[re.Pattern, object]]:
     """The regional words to read in a folded message and what each means, in order (a power cut keeps "la luz")."""
-    steps: list[tuple[re.Pattern, object]] = [(_CANCEL_IS_PAY, _pay), (_PUT_IN, "instalen ")]
+    steps: list[tuple[re.Pattern, object]] = [(_CANCEL_IS_PAY, _pay), (_PUT_IN, "instalen "), (_MEGAS, " Mbps")]
     if not _POWER_CUT.search(folded):
         steps.append((_UTILITY_BILL, "la factura"))
     return steps

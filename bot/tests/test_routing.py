@@ -215,6 +215,9 @@ def test_without_a_published_number_the_classifier_stands():
     ("se fue la luz", "se fue la luz"),  # a power cut stays one
     ("quiero cancelar el plan", "quiero cancelar el plan"),  # ending the plan is not paying
     ("¿Cuánto cuesta la reconexión?", "¿Cuánto cuesta la reconexión?"),  # nothing read: the message as written
+    ("cuánto queda el plan de 100 megas?", "cuánto queda el plan de 100 Mbps?"),  # a speed, as the plans say it
+    ("I have the 300mb plan", "I have the 300 Mbps plan"),
+    ("tengo 3 meses de deuda", "tengo 3 meses de deuda"),
 ])
 def test_retrieval_searches_a_regional_word_as_meant_and_the_rest_as_written(text, searched):
     assert for_search(text) == searched
