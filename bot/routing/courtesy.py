@@ -84,8 +84,10 @@ def courtesy_of(text: str) -> Courtesy | None:
     folded = _REPEATS.sub(r"\1", fold(text, case="lower", keep_enye=True))  # "holaaa" → "hola"
     words = [_known(w.strip("'")) for w in _WORD.findall(folded)]
     words = [w for w in words if w]
+    if any(ch.isdigit() for ch in text):
+        return None  # a number is about something ("¿y el de 600?"): the words around it are not all there is
     if not words:
-        return Courtesy.ACK if text.strip() and not any(ch.isdigit() for ch in text) else None
+        return Courtesy.ACK if text.strip() else None
     if any(w not in _COURTESY_WORDS for w in words) or len(words) > 8:
         return None
     present = set(words)

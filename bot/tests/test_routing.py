@@ -75,7 +75,9 @@ def test_courtesy_alone_is_small_talk(text, courtesy):
     assert (routing.route, routing.courtesy, routing.confidence) == (Route.SMALLTALK, courtesy, 1.0)
 
 
-@pytest.mark.parametrize("text", ["hola buenas, ¿cuánto cuesta el plan de 300?", "gracias, y cuánto debo?", "123", ""])
+@pytest.mark.parametrize("text", ["hola buenas, ¿cuánto cuesta el plan de 300?", "gracias, y cuánto debo?", "123", "",
+                                  # Every word a courtesy word, but the number is what it asks about.
+                                  "¿y el de 600?", "ok, y la de 100"])
 def test_courtesy_around_a_request_is_not_small_talk(text):
     assert courtesy_of(text) is None
 
