@@ -39,6 +39,9 @@ DOCUMENT_QUESTION = {"es": "Para responderte bien, ¿cuál es tu caso: {options}
 PERIOD_QUESTION = {"es": "¿Te refieres a tu factura de {first} o a la de {second}?",
                    "en": "Do you mean your {first} bill or the {second} one?"}
 OR = {"es": " o ", "en": " or "}
+# A follow-up that points at "the other one" or "mine" and names nothing (bot/followups.py): the customer says which.
+WHICH_ONE_QUESTION = {"es": "¿A cuál te refieres? Dime cuál (el plan, la factura o el trámite) y te respondo.",
+                      "en": "Which one do you mean? Tell me which (the plan, the bill or the request) and I'll answer."}
 
 
 @dataclass(frozen=True)

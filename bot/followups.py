@@ -33,6 +33,11 @@ _CORRECTS = re.compile(
 _ASKING_WORDS = STOPWORDS | {"cuesta", "cuestan", "cobran", "cost", "costs", "vale", "valen", "tarda", "demora", "take",
                              "takes", "dias", "days", "horas", "hours"}
 _BARE_WHY = re.compile(r"^\W*(por ?que|why|how come|como asi)\b")
+# "The other one" or "mine": a thing the previous turn did not name, or named among others.
+_OPEN_REFERENCE = re.compile(r"\b(el otro|la otra|los otros|las otras|the other ones?|the others|the other|mine|el mio|"
+                             r"la mia|los mios|las mias|my one)\b")
+_LEADS = frozenset({"y", "e", "and", "ok", "okay", "so", "pero", "but", "entonces", "about", "also", "tambien", "what",
+                    "for", "para", "well", "bueno", "vale", "hey", "oye"})
 _WORD = re.compile(r"\w+")
 SHORT = 10  # words: longer messages carry their own topic
 
@@ -48,9 +53,26 @@ def follows_up(text: str) -> bool:
     return len(words) <= SHORT and bool(_REFERS.search(folded) or _BARE_WHY.search(folded))
 
 
+def leaves_referent_open(text: str) -> bool:
+    """Whether a follow-up points at "the other one" or "mine" and names nothing else ("¿y el otro?", "¿y la otra?",
+    "ok so how long for mine?"): which one it means is the customer's to say, not the bot's to guess."""
+    folded = fold(text, case="lower")
+    if not _OPEN_REFERENCE.search(folded):
+        return False
+    rest = _WORD.findall(_OPEN_REFERENCE.sub(" ", folded))
+    return len(rest) <= SHORT and all(word in _ASKING_WORDS or word in _LEADS for word in rest)
+
+
+def previous_question(history: list[tuple[str, str]]) -> str:
+    """Return the customer's last message that names what it is about ("" when none): a bare "¿y el otro?" the bot
+    answered with a question is skipped, so the reply that names the thing is read with the question before it."""
+    return next((said for role, said in reversed(history)
+                 if role == "user" and said.strip() and not leaves_referent_open(said)), "")
+
+
 def with_previous(text: str, history: list[tuple[str, str]]) -> str:
     """Return the message joined with the customer's previous question, or the message itself when there is none."""
-    previous = next((said for role, said in reversed(history) if role == "user" and said.strip()), "")
+    previous = previous_question(history)
     if not previous or not follows_up(text):
         return text
     folded = fold(text, case="lower")

@@ -23,7 +23,7 @@ from bot.answering import answer, needs_told
 from bot.configuration import configuration_parts
 from bot.context import TurnContext
 from bot.escalation import Reason, agent_summary, customer_notice, decline_reply, situation_note
-from bot.followups import with_previous
+from bot.followups import leaves_referent_open, previous_question, with_previous
 from bot.outcomes import Answered, Clarify, Declined, Escalated, QueryAnswer, Silenced, outcome_name
 from bot.recorder import TurnRecorder
 from bot.routing.capability import account_capability
@@ -88,8 +88,10 @@ def answer_query(*, query: str, language: str = "es", customer_id: str = "", his
     context = TurnContext(customer_id=customer_id or "", language=language, history=list(history),
                           index_version=at_index_version)
     routing = _route(recorder, query, kind="text", default_language=language, router=router)
+    said = query
     routing, query = _follow_up(recorder, routing, query, context, router=router)
-    outcome = _refusal(routing, kind="text") or _small_talk(routing, context.history)
+    outcome = (_refusal(routing, kind="text") or _small_talk(routing, context.history)
+               or _which_one(recorder, said, context))
     if outcome is None:
         outcome = _not_a_repeat(answer(recorder, routing, query, context=context, writer=writer or get_writer(),
                                        billing=billing or billing_client()), context, query)
@@ -200,6 +202,10 @@ def _decide(recorder, message, context: TurnContext, *, writer, billing):
         refusal = _refusal(routing, kind=message.kind) or _small_talk(routing, context.history[-1:])
     if refusal is not None:
         return refusal
+    if not context.pending_query and not context.pending_clarification:
+        which_one = _which_one(recorder, message.text, context)
+        if which_one is not None:
+            return which_one
 
     query = followed
     billing = billing or billing_client()
@@ -243,6 +249,19 @@ def _follow_up(recorder, routing, text, context: TurnContext, *, router=None):
     routing = _route(recorder, joined, kind="text", default_language=context.language, router=router)
     recorder.draft.routing_rule = f"{recorder.draft.routing_rule}; follow-up of the previous question"[:100]
     return routing, joined
+
+
+def _which_one(recorder, text: str, context: TurnContext) -> Clarify | None:
+    """A follow-up that points at "the other one" or "mine" and names nothing else ("¿y el otro?" after one plan's
+    price): ask which the customer means rather than guess. Nothing is kept waiting: the reply that names it is a
+    follow-up of the question before ("el de 600" is read with "¿cuánto cuesta el plan Fibra 300?")."""
+    before = previous_question(context.history)
+    if not before or not leaves_referent_open(text):
+        return None
+    recorder.draft.routing_rule = f"{recorder.draft.routing_rule}; asked which one"[:100]
+    language = context.language if context.language in clarify.WHICH_ONE_QUESTION else "es"
+    return Clarify(clarify.WHICH_ONE_QUESTION[language], {"kind": "which_one", "query": before, "language": language,
+                                                          "options": []})
 
 
 def _not_a_repeat(outcome, context: TurnContext, query: str):

@@ -2,7 +2,7 @@
 
 import pytest
 
-from bot.followups import follows_up, with_previous
+from bot.followups import follows_up, leaves_referent_open, previous_question, with_previous
 
 
 @pytest.mark.parametrize("text", ["¿y el mes pasado?", "why is it lower?", "and for a business?",
@@ -53,3 +53,23 @@ def test_the_same_reply_twice_in_a_row_to_a_different_question_goes_to_a_person(
     # The same question asked again may get the same answer.
     same = Answered("Tu factura es de Bs. 1.461,60.")
     assert _not_a_repeat(same, TurnContext(history=history), "¿cuánto es mi factura?") is same
+
+
+@pytest.mark.parametrize("text", ["¿y el otro?", "¿y la otra?", "ok so how long for mine?", "what about the other one?",
+                                  "y los otros cuánto cuestan?", "¿y el mío?"])
+def test_the_other_one_or_mine_with_nothing_named_leaves_the_referent_open(text):
+    assert leaves_referent_open(text)
+
+
+@pytest.mark.parametrize("text", ["¿y la otra factura de octubre?", "what about the other plan, Fiber 600?",
+                                  "¿y el de 600?", "¿y eso?", "es que somos una empresa", "mine is a business account"])
+def test_a_follow_up_that_names_its_thing_does_not(text):
+    assert not leaves_referent_open(text)
+
+
+def test_the_question_a_reply_is_read_with_skips_a_bare_the_other_one():
+    history = [("user", "¿Cuánto cuesta el plan Fibra 300?"), ("assistant", "Fibra 300 cuesta USD 28,00 al mes."),
+               ("user", "¿y el otro?"), ("assistant", "¿A cuál te refieres?")]
+    assert previous_question(history) == "¿Cuánto cuesta el plan Fibra 300?"
+    assert with_previous("¿y el de 600?", history) == "¿y el de 600? (¿Cuánto cuesta el plan Fibra 300?)"
+    assert previous_question([("user", "¿y el otro?")]) == ""

@@ -130,6 +130,23 @@ def test_the_customer_is_told_once_and_then_the_bot_stays_silent():
     ]
 
 
+def test_the_other_one_with_nothing_named_is_asked_about_and_the_answer_read_with_the_question_before():
+    from bot.turn import answer_query
+
+    history = [("user", "¿Cuánto cuesta el plan Fibra 300?"), ("assistant", "Fibra 300 cuesta USD 28,00 al mes.")]
+    asked = answer_query(query="¿y el otro?", history=history, writer=TemplateWriter())
+    assert type(asked.outcome).__name__ == "Clarify" and asked.outcome.text.startswith("¿A cuál te refieres?")
+    assert asked.draft.retrieval == [] and "asked which one" in asked.draft.routing_rule
+
+    conversation = start()
+    say(conversation, "¿Cuánto cuesta el plan Fibra 300?", writer=TemplateWriter())
+    trace = say(conversation, "¿y el otro?", writer=TemplateWriter())
+    assert trace.outcome == "clarify" and bot_texts(conversation)[-1].startswith("¿A cuál te refieres?")
+    trace = say(conversation, "¿y el de 600?", writer=TemplateWriter())
+    # Read with "¿Cuánto cuesta el plan Fibra 300?" (bot/followups.py's previous_question), not with "¿y el otro?".
+    assert trace.outcome == "answered" and "follow-up of the previous question" in trace.routing_rule
+
+
 def test_an_account_question_answers_with_computed_billing_facts(healthy_billing):
     conversation = start(customer_id="C-1001")
     trace = say(conversation, "¿Por qué mi factura llegó más alta este mes?", writer=TemplateWriter())
