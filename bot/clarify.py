@@ -263,7 +263,7 @@ def segment_options(language: str) -> tuple[Option, Option]:
 
 def question(kind: str, options: tuple[Option, ...], language: str, *, after_answer: bool = False) -> str:
     """Return the one short question that offers the options (`after_answer`: a segment question put after a reply
-    that gave each kind's rule)."""
+    that gave each kind's rule); `which_one` offers none: the customer names the thing."""
     language = language if language in OR else "es"
     labels = [option.label for option in options]
     if kind == "segment":
@@ -271,6 +271,8 @@ def question(kind: str, options: tuple[Option, ...], language: str, *, after_ans
         return asked[language].format(home=labels[0], business=labels[1])
     if kind == "period":
         return PERIOD_QUESTION[language].format(first=labels[0], second=labels[1])
+    if kind == "which_one":
+        return WHICH_ONE_QUESTION[language]
     offered = ", ".join(labels[:-1]) + OR[language] + labels[-1]
     return DOCUMENT_QUESTION[language].format(options=offered)
 

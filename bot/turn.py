@@ -255,13 +255,12 @@ def _which_one(recorder, text: str, context: TurnContext) -> Clarify | None:
     """A follow-up that points at "the other one" or "mine" and names nothing else ("¿y el otro?" after one plan's
     price): ask which the customer means rather than guess. Nothing is kept waiting: the reply that names it is a
     follow-up of the question before ("el de 600" is read with "¿cuánto cuesta el plan Fibra 300?")."""
-    before = previous_question(context.history)
-    if not before or not leaves_referent_open(text):
+    before = previous_question(context.history) if leaves_referent_open(text) else ""
+    if not before:
         return None
     recorder.draft.routing_rule = f"{recorder.draft.routing_rule}; asked which one"[:100]
-    language = context.language if context.language in clarify.WHICH_ONE_QUESTION else "es"
-    return Clarify(clarify.WHICH_ONE_QUESTION[language], {"kind": "which_one", "query": before, "language": language,
-                                                          "options": []})
+    return Clarify(clarify.question("which_one", (), context.language),
+                   clarify.pending("which_one", before, (), context.language))
 
 
 def _not_a_repeat(outcome, context: TurnContext, query: str):

@@ -81,11 +81,11 @@ def courtesy_of(text: str) -> Courtesy | None:
     Emoji- and punctuation-only messages are acknowledgements. A question mark keeps "¿cómo están?" a
     greeting, but any word outside the courtesy vocabulary makes the message a request.
     """
+    if any(ch.isdigit() for ch in text):
+        return None  # a number is about something ("¿y el de 600?"): the words around it are not all there is
     folded = _REPEATS.sub(r"\1", fold(text, case="lower", keep_enye=True))  # "holaaa" → "hola"
     words = [_known(w.strip("'")) for w in _WORD.findall(folded)]
     words = [w for w in words if w]
-    if any(ch.isdigit() for ch in text):
-        return None  # a number is about something ("¿y el de 600?"): the words around it are not all there is
     if not words:
         return Courtesy.ACK if text.strip() else None
     if any(w not in _COURTESY_WORDS for w in words) or len(words) > 8:
