@@ -13,7 +13,7 @@ Pure: no Django. Two readings the routing rules need:
 
 from __future__ import annotations
 
-from bot.routing.text import rx
+from bot.routing.text import POWER_CUT, rx
 
 _POLICY_OBJECT = (r"(fees?|charges?|penalt(y|ies)|polic(y|ies)|payment (methods?|options?|modalities|modes?)|"
                   r"(methods?|options?|modalities|ways?) (of|to|for) pay\w*|accepted payment|modalities|guarantee|"
@@ -54,9 +54,25 @@ _OUTSIDE = rx(
     r"\b(creditos?|prestamos?|financiacion|finaciacion|financiamiento|loans?|financing|mortgage|hipoteca|"
     r"cuotas del credito)\b",
     r"\b(pqrs?|radicado)\b",
-    # Power cuts (the bill "de luz" is read as the bill before this runs).
-    r"\b(se fue la luz|no hay luz|sin luz|corte de luz|apagon|power (cut|outage)|blackout)\b",
 )
+# Power cuts: the power company's, not the provider's (bot.routing.text.POWER_CUT; "la luz" about paying or a bill
+# is read as the bill before this runs).
+_OUTSIDE_PARTS = (_OUTSIDE, POWER_CUT)
+
+# Another company's service: its plans, its bill, its orders, its account ("¿cómo recargo saldo en Movistar?", "how do
+# I cancel my Netflix", "¿cómo pago el recibo de Corpoelec?"). Its words are this assistant's words (a plan, a bill,
+# cancelling), but the provider is someone else's. Payment platforms are not here: "can I pay with PayPal?" asks how
+# to pay this provider. Words too common to be a name ("claro", "une", "inter") are left out.
+_OTHER_COMPANY = rx(
+    r"\b(corpoelec|hidrocapital|hidrolago|hidroven|hidrocentro|cantv|movilnet|movistar|digitel|netuno|simple ?tv|"
+    r"directv|airtek|thundernet|tigo|telcel|telmex|entel|verizon|at ?& ?t|t-mobile|comcast|xfinity|vodafone|"
+    r"netflix|spotify|disney ?\+|disney plus|hbo|amazon|mercado ?libre|uber|rappi|pedidos ?ya)\b")
+# ...unless the message brings the provider in: switching to it, comparing it, or asking it ("¿ustedes son más
+# baratos que CANTV?", "I'm moving from Movistar to you, how much is installation?").
+_ABOUT_US = rx(
+    r"\b(conectia|ustedes|uds|you guys|with you|your (company|service|plans?|prices?|fiber|internet)|vs|versus|than|"
+    r"mejor que|mas (barato|caro|rapido|lento)s? que|compar\w*|instead of|en vez de|switch\w*|cambi\w+ de|me paso|"
+    r"pasarme|migr\w+|vengo de|tenia (a )?\w+ antes|leave|leaving|dejar)\b")
 
 
 def asks_about_policy(meant: str) -> bool:
@@ -70,7 +86,10 @@ _BILL = rx(r"\b(facturas?|recibos?|invoices?|bills?|statements?)\b")
 
 def outside_scope(meant: str) -> bool:
     """Whether the message is about something other than plans, bills and payments."""
-    return bool(_OUTSIDE.search(meant)) and not _BILL.search(meant) and not in_domain(meant)
+    if _OTHER_COMPANY.search(meant) and not _ABOUT_US.search(meant):
+        return True
+    return (any(part.search(meant) for part in _OUTSIDE_PARTS) and not _BILL.search(meant)
+            and not in_domain(meant))
 
 
 # Words that only come up about what this assistant handles: a classifier's "out of scope" yields to them.

@@ -37,8 +37,10 @@ _CANCEL_IS_PAY = rx(
     rf"\b{_CANCEL}\s+(?:por|con|en|a tiempo|antes|ayer|hoy|anoche|esta (?:manana|tarde|semana)|el (?:lunes|martes|"
     r"miercoles|jueves|viernes|sabado|domingo|mes pasado|dia|\d+)|la semana|hace)\b",
 )
-_POWER_CUT = rx(r"\b(?:se fue|se va|sin|no hay|no tengo|corte de|cortaron|apagon|se corto|se cae) (?:la )?(?:luz|energia)\b",
-                r"\bapagon\b")
+# A power cut, and the power coming back, said of the power itself: "se nos fue la luz", "¿a qué hora vuelve la luz?".
+POWER_CUT = rx(r"\b(?:se (?:me |nos |le |les )?(?:fue|va|corto|cae|quito)|sin|no hay|no tengo|no tenemos|corte de|"
+               r"cortaron|(?:cuando|a que hora) (?:vuelve|llega|regresa|pondran)) (?:la )?(?:luz|energia|electricidad)\b",
+               r"\b(?:apagon|apagones|power (?:cut|outage)s?|blackouts?)\b")
 _PUT_IN = rx(r"\b(?:pongan|ponga|ponen|pone|poner|ponerme|pusieron|puso|pondran|coloquen|colocan|colocar|monten|montan|"
              r"montar|montaron)\s+(?=(?:la |el |mi |una |un )?(?:fibra|internet|servicio|linea|conexion|router|modem|"
              r"antena)\b)")
@@ -59,7 +61,7 @@ def _pay(match: re.Match) -> str:
 def _readings(folded: str) -> list[tuple[re.Pattern, object]]:
     """The regional words to read in a folded message and what each means, in order (a power cut keeps "la luz")."""
     steps: list[tuple[re.Pattern, object]] = [(_CANCEL_IS_PAY, _pay), (_PUT_IN, "instalen "), (_MEGAS, " Mbps")]
-    if not _POWER_CUT.search(folded):
+    if not POWER_CUT.search(folded):
         steps.append((_UTILITY_BILL, "la factura"))
     return steps
 

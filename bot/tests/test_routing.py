@@ -215,6 +215,8 @@ def test_without_a_published_number_the_classifier_stands():
     ("¿cuánto cuesta que me monten la fibra?", "¿cuánto cuesta que me instalen la fibra?"),
     ("la luz está carísima", "la factura está carísima"),
     ("se fue la luz", "se fue la luz"),  # a power cut stays one
+    ("se nos fue la luz otra vez", "se nos fue la luz otra vez"),
+    ("¿a qué hora vuelve la luz?", "¿a qué hora vuelve la luz?"),
     ("quiero cancelar el plan", "quiero cancelar el plan"),  # ending the plan is not paying
     ("¿Cuánto cuesta la reconexión?", "¿Cuánto cuesta la reconexión?"),  # nothing read: the message as written
     ("cuánto queda el plan de 100 megas?", "cuánto queda el plan de 100 Mbps?"),  # a speed, as the plans say it

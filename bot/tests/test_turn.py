@@ -91,7 +91,12 @@ def test_refusal_paths_escalate_with_their_reason_before_any_model_call(text, re
 
 
 @pytest.mark.parametrize("text", ["¿cuál es la capital de Francia?", "recomiéndame una película",
-                                  "where is the nearest pizza place"])
+                                  "where is the nearest pizza place",
+                                  # another company's plan, bill or account: the provider's words, someone else's
+                                  "¿cómo recargo saldo en Movistar?", "how do I cancel my Netflix",
+                                  "¿Cómo pago el recibo de la luz de Corpoelec?",
+                                  # the power company's cut, however the customer says it
+                                  "Se nos fue la luz en toda la urbanización. ¿Saben cuándo vuelve?"])
 def test_a_message_outside_plans_and_billing_is_declined_without_a_person_or_a_model(text):
     conversation = start()
     with FakeOpenAI() as fake:
@@ -104,6 +109,13 @@ def test_a_message_outside_plans_and_billing_is_declined_without_a_person_or_a_m
     assert not Escalation.objects.filter(conversation=conversation).exists()
     conversation.refresh_from_db()
     assert not conversation.held_by_human
+
+
+@pytest.mark.parametrize("text", ["¿ustedes son más baratos que CANTV? ¿cuánto cuesta la fibra 300?",
+                                  "I'm switching from Movistar, how much is the installation?"])
+def test_another_company_named_beside_the_provider_is_not_declined(text):
+    trace = say(start(customer_id=""), text, writer=TemplateWriter())
+    assert trace.outcome != "declined"
 
 
 @pytest.mark.parametrize("text", ["can I get a tax receipt for my company?",
