@@ -47,6 +47,12 @@ _PUT_IN = rx(r"\b(?:pongan|ponga|ponen|pone|poner|ponerme|pusieron|puso|pondran|
 # A speed said the way customers say it: "el plan de 300 megas", "100 megs", "50mb" is a speed in Mbps, as the plans
 # are named and described ("Fibra 300 … 300 Mbps de bajada").
 _MEGAS = rx(r"(?<=\d)\s*(?:megas?|megs?|mb|mbs|megabits?|mega bits?)\b")
+# Spanish as typed in a chat: "k" for "qu" and "c", a silent "h" left out ("kiero ablar con alguien", "kuanto debo").
+_CHAT_SPELLINGS = {"kiero": "quiero", "kieres": "quieres", "kiere": "quiere", "kieren": "quieren", "ke": "que",
+                   "kien": "quien", "kuanto": "cuanto", "kuanta": "cuanta", "kuantos": "cuantos", "kuando": "cuando",
+                   "kual": "cual", "ablar": "hablar", "ablame": "hablame", "ablarle": "hablarle", "ablen": "hablen",
+                   "ablo": "hablo"}
+_CHAT_SPELLING = re.compile(rf"\b(?:{'|'.join(_CHAT_SPELLINGS)})\b")
 _UTILITY_BILL = rx(r"\b(?:la |el recibo de (?:la )?|el servicio de (?:la )?|la factura de (?:la )?)?(?:luz|energia)\b")
 
 
@@ -60,7 +66,8 @@ def _pay(match: re.Match) -> str:
 
 def _readings(folded: str) -> list[tuple[re.Pattern, object]]:
     """The regional words to read in a folded message and what each means, in order (a power cut keeps "la luz")."""
-    steps: list[tuple[re.Pattern, object]] = [(_CANCEL_IS_PAY, _pay), (_PUT_IN, "instalen "), (_MEGAS, " Mbps")]
+    steps: list[tuple[re.Pattern, object]] = [(_CHAT_SPELLING, lambda match: _CHAT_SPELLINGS[match.group(0)]),
+                                              (_CANCEL_IS_PAY, _pay), (_PUT_IN, "instalen "), (_MEGAS, " Mbps")]
     if not POWER_CUT.search(folded):
         steps.append((_UTILITY_BILL, "la factura"))
     return steps

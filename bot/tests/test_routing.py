@@ -23,7 +23,11 @@ def scores(**by_route):
      "pásame con alguien", "necesito que me atienda alguien", "can a real agent help me",
      "mi factura subió, quiero hablar con una persona", "¿no tienen a nadie que atienda?",
      # A bare word for a person as one sentence of several.
-     "Ya escribí tres veces lo mismo. Persona, por favor.", "Third time asking. Someone? Anyone?"],
+     "Ya escribí tres veces lo mismo. Persona, por favor.", "Third time asking. Someone? Anyone?",
+     # Misspelt, as typed in a hurry; asked to be attended or rung; a person asked for after one was mentioned.
+     "kiero ablar con alguien ya", "i need a reprsentative", "supervisr please", "is someone real there",
+     "solicito ser atendida por un ejecutivo", "could somebody from billing give me a ring",
+     "the agent told me to wait a week, I want a supervisor now"],
 )
 def test_asking_for_a_person_is_decided_by_the_rules(text):
     assert rule_route(text).route == Route.HUMAN
@@ -33,7 +37,12 @@ def test_asking_for_a_person_is_decided_by_the_rules(text):
 @pytest.mark.parametrize(
     "text",
     ["Is there a fee to transfer the account to another person's name?", "send someone over to fix the router",
-     "¿cuánto cuesta el plan de 300?", "mi factura subió este mes"],
+     "¿cuánto cuesta el plan de 300?", "mi factura subió este mes",
+     # What a person said or did, the customer's own boss, thanks, a job, what the bot is, opening hours.
+     "the agent said my refund was approved, when will it arrive?", "ya me atendió el asesor, todo resuelto gracias",
+     "my manager asked me what the exchange rate is today", "mi jefa quiere la factura con el RIF de la empresa",
+     "never mind the agent, found it", "do you have openings for sales reps? I want to apply",
+     "lol my mom thinks you are a real person", "which days do your agents work?"],
 )
 def test_a_person_mentioned_in_passing_is_not_a_request_for_one(text):
     assert rule_route(text) is None or rule_route(text).route != Route.HUMAN
