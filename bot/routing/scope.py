@@ -54,6 +54,10 @@ _OUTSIDE = rx(
     r"\b(creditos?|prestamos?|financiacion|finaciacion|financiamiento|loans?|financing|mortgage|hipoteca|"
     r"cuotas del credito)\b",
     r"\b(pqrs?|radicado)\b",
+    # Crypto prices and sports results.
+    r"\b(bitcoin|btc|ethereum|cripto\w*|crypto\w*)\b",
+    r"\b(score|scores|marcador|resultado del partido|the game|el partido|como salio|how did .{1,20} do|liga|league|"
+    r"mundial|world cup|champions|beisbol|baseball|futbol|football|soccer|nba|mlb)\b",
 )
 # Power cuts: the power company's, not the provider's (bot.routing.text.POWER_CUT; "la luz" about paying or a bill
 # is read as the bill before this runs).

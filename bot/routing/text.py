@@ -40,7 +40,9 @@ _CANCEL_IS_PAY = rx(
 # A power cut, and the power coming back, said of the power itself: "se nos fue la luz", "¿a qué hora vuelve la luz?".
 POWER_CUT = rx(r"\b(?:se (?:me |nos |le |les )?(?:fue|va|corto|cae|quito)|sin|no hay|no tengo|no tenemos|corte de|"
                r"cortaron|(?:cuando|a que hora) (?:vuelve|llega|regresa|pondran)) (?:la )?(?:luz|energia|electricidad)\b",
-               r"\b(?:apagon|apagones|power (?:cut|outage)s?|blackouts?)\b")
+               r"\b(?:apagon|apagones|power (?:cut|outage)s?|blackouts?)\b",
+               r"\b(?:the |our |my )?(?:power|electricity|lights?) (?:is|are|went|has been|have been|'s) ?(?:out|off|gone|down)\b",
+               r"\b(?:no|without) (?:power|electricity)\b")
 _PUT_IN = rx(r"\b(?:pongan|ponga|ponen|pone|poner|ponerme|pusieron|puso|pondran|coloquen|colocan|colocar|monten|montan|"
              r"montar|montaron)\s+(?=(?:la |el |mi |una |un )?(?:fibra|internet|servicio|linea|conexion|router|modem|"
              r"antena)\b)")
