@@ -16,13 +16,14 @@ _ACT_ES = (r"(cambi|cancel|anul|agreg|añad|anad|aplic|devuelv|devolv|reintegr|r
            r"reactiv|desactiv|suspend|instal|actualic|actualiz|modific|transfier|transfer|traspas|program|agend|"
            r"reconect|exoner|condon|congel|pospon|aplaz|difier|difer|financ|compr|pid|ped|reserv|restablec|recuper|"
            r"resete|suscrib|desuscrib|registr|abr|cierr|cerr|rastre|envi|mand|baj|sub|mud|renunci|retir|bloque|desbloque|"
-           r"divid|reinici|emit|proced|pong|arregl|repar|habilit|deshabilit|liber|configur)")
+           r"divid|reinici|emit|proced|pong|arregl|repar|habilit|deshabilit|liber|configur|traslad|reprogram)")
 _ACT_EN = (r"(change|cancel|annul|add|apply|refund|reimburse|remove|delete|activate|reactivate|deactivate|suspend|"
            r"install|update|modify|transfer|schedule|book|reconnect|waive|freeze|postpone|defer|finance|buy|purchase|"
            r"shop|order|reserve|reset|recover|retrieve|unsubscribe|subscribe|sign me up|register|open|close|track|"
            r"send|ship|upgrade|downgrade|move|terminate|end|switch|file|lodge|submit|raise|set up|arrange|split|extend|"
            r"give me (a|an|more) (extension|discount|refund|credit)|block|unblock|reboot|restart|issue|re-?issue|take|"
-           r"fix|repair|configure|enable|disable|unlock|put|credit)")
+           r"fix|repair|configure|enable|disable|unlock|put|credit|rebook|re-book|reschedule|turn on|turn off|switch on|"
+           r"switch off)")
 _WISH = (r"(quiero|quisiera|necesito|deseo|me gustaria|queria|vengo a|voy a|ayudame a|ayudeme a|ayudenme a|"
          r"me ayudas a|me ayuda a|me pueden|me puedes|me puede|pueden|puedes|puede|podrian|podrias|podria|"
          r"por favor|porfa|pls|please|plz|i want to|i wanna|wanna|i need to|need to|i would like to|i'd like to|"
@@ -39,10 +40,18 @@ _ACTION = rx(
     # A wish or plea, then the verb: "quiero cancelar", "help me cancel", "need assistance updating".
     rf"\b{_WISH}\b\W*(?:{_FILLER}\W+){{0,3}}(?:a |que (?:me |le |nos )?)?{_ACT_ES}{_VERB_END}\b",
     rf"\b{_WISH}\b\W*(?:{_FILLER}\W+){{0,3}}(?:to )?{_ACT_EN}(?:s|es|ed|ing)?\b",
-    # An imperative at the start of the message or of a clause: "cámbienme el plan", "cancel my order".
+    # An imperative at the start of the message or of a clause: "cámbienme el plan", "cancel my order"; with a pronoun
+    # attached ("actívenmela", "cámbiamelo") it is one wherever the clause ends.
     rf"(?:^|[.!,;]\s*)(?:por favor\s+|favor\s+|please\s+)?{_ACT_ES}(?:a|e|en|an|ame|eme|enme|anme|alo|elo|enlo|anlo|"
     r"ala|ela|enla|anla)\b"
     r"(?=\s+\w)",
+    rf"(?:^|[.!,;]\s*)(?:por favor\s+|favor\s+|please\s+)?{_ACT_ES}(?:a|e|en|an)(?:me|nos|le|les|se)(?:lo|la|los|las)\b",
+    # Moving the customer somewhere or putting the account in someone's name: "pásenme al ciclo B", "quiero pasar el
+    # contrato a nombre de mi hermana", "put the account in my wife's name".
+    r"\b(?:pasame|pasenme|paseme|cambiame|cambienme|muevanme|muevame)\s+(?:al|a la|a el|a)\s+(?:ciclo|plan|fibra|"
+    r"paquete|empresarial|hogar)\b",
+    r"\b(?:poner|pasar|pasen|pase|pongan|ponga|cambiar|traspasar|transferir)\b.{0,40}\ba nombre de\b",
+    r"\b(?:put|transfer|move|change)\b.{0,30}\b(?:in|into|to|under)\b.{0,20}\bname\b",
     rf"(?:^|[.!,;]\s*)(?:please\s+)?{_ACT_EN}\s+(?:my|our|the|this|that|me|it|a|an)\b",
     r"\bden(me|nos)? de baja\b|\bdar(me)? de baja\b|\bdarme de baja\b",
     r"\b(dar|darme|den|denme|dame|deme|conceder|conced\w+|give me|grant)\b.{0,15}\b(prorroga|extension|plazo|descuento|"
@@ -69,8 +78,9 @@ _HOW = rx(
 )
 # "Send me my payment history", "mándame la factura", "I want to take a look at my invoice": asking to be shown
 # something, not to change it.
-_SHOW_ME = rx(r"\b(send|email|give|show|forward) (me|us)\b", r"\b(enviame|enviarme|envienme|mandame|mandarme|manden?me|"
-              r"pasame|pasenme|muestrame|muestrenme)\b", r"\bme (envias|envian|mandas|mandan|pasas|pasan|muestras)\b",
+_SHOW_ME = rx(r"\b(send|email|give|show|forward) (me|us)\b(?!\s+(?:a |an |more |some )?(?:discount|refund|credit|"
+              r"extension|break)\b)", r"\b(enviame|enviarme|envienme|mandame|mandarme|manden?me|"
+              r"pasame|pasenme|muestrame|muestrenme)\b(?!\s+(?:al|a)\b)", r"\bme (envias|envian|mandas|mandan|pasas|pasan|muestras)\b",
               r"\b(take|have|get|taking|having) an? (\w+ )?look\b|\bechar(le)? un (\w+ )?(vistazo|ojo)\b")
 
 

@@ -48,8 +48,18 @@ def test_a_person_mentioned_in_passing_is_not_a_request_for_one(text):
     assert rule_route(text) is None or rule_route(text).route != Route.HUMAN
 
 
+@pytest.mark.parametrize("text", [
+    "la ONT no sirve, cámbienmela", "necesito el plan de 600, actívenmelo", "trasladen el servicio a mi casa nueva",
+    "pásenme al ciclo A", "quiero poner el contrato a nombre de mi esposo", "put the account in my son's name",
+    "the technician didn't come, reschedule me for Monday", "turn off automatic payment on my card",
+    "give me a discount this month please"])
+def test_a_request_to_act_is_read_from_its_form(text):
+    assert rule_route(text).rule == "asks to act"
+
+
 @pytest.mark.parametrize("text", ["I'd like to take a quick look at my last invoice", "quiero echarle un vistazo a mi factura",
-                                  "can I have a look at my bill from March?"])
+                                  "can I have a look at my bill from March?", "pásenme la factura de marzo",
+                                  "give me a breakdown of my bill"])
 def test_asking_to_see_something_is_not_asking_the_bot_to_act(text):
     ruled = rule_route(text)
     assert ruled is None or ruled.rule != "asks to act"
