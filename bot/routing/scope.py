@@ -54,6 +54,9 @@ _OUTSIDE = rx(
     r"\b(creditos?|prestamos?|financiacion|finaciacion|financiamiento|loans?|financing|mortgage|hipoteca|"
     r"cuotas del credito)\b",
     r"\b(pqrs?|radicado)\b",
+    # A job with the provider: recruiting is not this assistant's.
+    r"\b(hiring|vacantes?|vacanc(y|ies)|job (openings?|applications?)|curriculum|resume|trabajar (con|para) ustedes|"
+    r"work (for|with) you)\b",
     # Crypto prices and sports results.
     r"\b(bitcoin|btc|ethereum|cripto\w*|crypto\w*)\b",
     r"\b(score|scores|marcador|resultado del partido|the game|el partido|como salio|how did .{1,20} do|liga|league|"

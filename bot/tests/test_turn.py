@@ -96,7 +96,9 @@ def test_refusal_paths_escalate_with_their_reason_before_any_model_call(text, re
                                   "¿cómo recargo saldo en Movistar?", "how do I cancel my Netflix",
                                   "¿Cómo pago el recibo de la luz de Corpoelec?",
                                   # the power company's cut, however the customer says it
-                                  "Se nos fue la luz en toda la urbanización. ¿Saben cuándo vuelve?"])
+                                  "Se nos fue la luz en toda la urbanización. ¿Saben cuándo vuelve?",
+                                  # a job with the provider
+                                  "are you hiring? I'd like to apply for a sales job"])
 def test_a_message_outside_plans_and_billing_is_declined_without_a_person_or_a_model(text):
     conversation = start()
     with FakeOpenAI() as fake:
