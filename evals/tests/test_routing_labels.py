@@ -34,23 +34,23 @@ def test_the_router_keeps_exactly_the_examples_split_of_every_batch():
 
 
 def test_dev_split_accuracy_and_requests_for_a_person(router):
-    # Measured 0.942 (442/469), person recall 0.977, precision 1.000 (docs/bot.md, "Measured").
+    # Measured 0.931 (608/653), person recall 0.992, precision 1.000 (docs/bot.md, "Measured").
     report = routing_report(router, "dev")
-    assert report.total == 469  # the three batches' dev splits, text routes only (media is a message type)
-    assert report.accuracy >= 0.93, report.table()
+    assert report.total == 653  # the four batches' dev splits, text routes only (media is a message type)
+    assert report.accuracy >= 0.92, report.table()
     assert report.recall("human") >= 0.97 and report.precision("human") >= 0.97, report.table()
 
 
 def test_test_split_requests_for_a_person(test_report):
-    # Measured recall 0.924, precision 0.968: the misses are complaints that ask for nothing ("worst service
+    # Measured recall 0.929, precision 0.958: most misses are complaints that ask for nothing ("worst service
     # ever"), which the third batch labels a person and the router, by design, does not (docs/bot.md).
-    assert test_report.total == 343
+    assert test_report.total == 532
     assert test_report.recall("human") >= 0.90 and test_report.precision("human") >= 0.95, test_report.table()
 
 
 def test_test_split_accuracy(test_report):
-    # Measured 0.895 (307/343) (docs/bot.md, "Measured").
-    assert test_report.accuracy >= 0.88, test_report.table()
+    # Measured 0.882 (469/532) (docs/bot.md, "Measured").
+    assert test_report.accuracy >= 0.87, test_report.table()
 
 
 def test_text_is_never_routed_to_media(router, test_report):
