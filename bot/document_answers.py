@@ -316,12 +316,33 @@ def sentences_of(passage: Passage) -> list[Sentence]:
     return found
 
 
+# Fees with a name of their own. A figure right after one is that fee's ("pagar el saldo vencido más los recargos
+# fijos de USD 3,00"): it is not the price of what a question asks about unless the question names that fee too.
+# "Cargo", "charge" and "fee" are not here: they name whatever follows them ("el cargo por reconexión").
+_NAMED_FEE = re.compile(r"\b(recargos?|multas?|dep[oó]sitos?|deposits?|late fees?|igtf|iva|vat|descuentos?|"
+                        r"discounts?|penalidad(?:es)?|penalt(?:y|ies)|reposici[oó]n|replacement|mora|intereses|"
+                        r"interest)\b[^.;:]{0,20}$", re.IGNORECASE)
+
+
+def amount_of_another_fee(text: str, wanted: set[str]) -> bool:
+    """Whether every amount in a sentence is a named fee's that the question (`wanted`, its stems) does not name."""
+    owners = []
+    for amount in _AMOUNT.finditer(text):
+        fee = _NAMED_FEE.search(text[max(0, amount.start() - 40):amount.start()])
+        owners.append(stems(fee.group(1)) if fee else set())
+    return bool(owners) and all(owner and not owner & wanted for owner in owners)
+
+
 def score(sentence: Sentence, wanted: set[str], kind: str, also: tuple[str, ...] = ()) -> float:
     """Score a sentence for a question: shared words (its title's and heading's count half), the asked-for kind of fact
-    (or one of the kinds it `also` asks for; once), and a worked example worth less than the rule it illustrates."""
+    (or one of the kinds it `also` asks for; once), and a worked example worth less than the rule it illustrates. A
+    sentence whose only amounts are another named fee's does not hold the amount a price question asks for."""
     overlap = len(wanted & stems(sentence.text)) + 0.5 * len(wanted & stems(sentence.heading))
-    value = overlap + (2.0 if any(k != OTHER and sentence.has(k) for k in (kind, *also)) else 0.0)
-    if AMOUNT in (kind, *also) and sentence.has(AMOUNT) and _STATES.search(sentence.text):
+    holds = {k for k in (kind, *also) if k != OTHER and sentence.has(k)}
+    if AMOUNT in holds and amount_of_another_fee(sentence.text, wanted):
+        holds.discard(AMOUNT)
+    value = overlap + (2.0 if holds else 0.0)
+    if AMOUNT in holds and _STATES.search(sentence.text):
         value += 0.5  # the rule and its figure, before a figure mentioned in passing
     if kind == DEFINITION and sentence.has(DEFINITION) and wanted & stems(sentence.text[:60]):
         value += 1.0  # "IGTF es el impuesto…": the thing asked about, then what it is

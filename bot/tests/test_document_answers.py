@@ -404,3 +404,18 @@ def test_a_sentence_about_the_other_kinds_rule_is_not_told_to_this_customer():
     home = compose("¿el cargo de reconexión se recalcula con la tasa del dólar?", [fees], language="es",
                    segment="home")
     assert home is not None and "Bs. 350,00" in home.reply and "no se recalcula" in home.reply
+
+
+def test_a_figure_that_belongs_to_another_named_fee_is_not_the_price_asked_for():
+    reconnection = Passage(
+        "E1", "Reconexión de cuentas empresariales\nRequisitos\n\nPara reconectar hay que pagar el saldo vencido más "
+              "los recargos fijos de USD 3,00 de cada factura atrasada.", doc="reconexion-empresarial-es",
+        language="es", segment="business")
+    fee = Passage("E2", "Reconexión de cuentas empresariales\nTarifa\n\nReactivar un enlace suspendido por deuda cuesta "
+                        "USD 10,00 más IVA.", doc="reconexion-empresarial-es", language="es", segment="business")
+    composed = compose("¿cuánto cobran por reconectar el servicio?", [reconnection, fee], language="es",
+                       segment="business")
+    assert composed is not None and "USD 10,00" in composed.reply and "USD 3,00" not in composed.reply
+    # Asked about that fee, its figure is the answer.
+    late = compose("¿cuánto son los recargos para reconectar?", [reconnection, fee], language="es", segment="business")
+    assert late is not None and "USD 3,00" in late.reply
