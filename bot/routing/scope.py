@@ -54,14 +54,34 @@ _OUTSIDE = rx(
     r"\b(creditos?|prestamos?|financiacion|finaciacion|financiamiento|loans?|financing|mortgage|hipoteca|"
     r"cuotas del credito)\b",
     r"\b(pqrs?|radicado)\b",
+)
+# Things that belong elsewhere whatever billing words come with them ("what is my credit card limit", "cancel my
+# dentist appointment", "set an alarm"): a card, a cancellation or a charge there is not the provider's. The message
+# stays in scope only when it also names the provider's own things (`_OURS`: "can you remind me when my bill is due?").
+_ELSEWHERE = rx(
+    # Banking products: a card's limit, savings and checking, interest rates.
+    r"\b(credit (card )?limit|card limit|limite de (mi )?(tarjeta|credito)|cuenta de ahorros|checking account|"
+    r"interest rates?|tasa de interes)\b",
+    # What a general voice assistant is asked to do: alarms and reminders, music, the lights and the TV, tables,
+    # appointments and meetings, messages to someone, lists, rides and trips, recipes, translations.
+    r"\b(alarms?|alarmas?|despiertame|wake me|reminders?|remind me|recuerdame|music|musica|songs?|cancion(es)?|"
+    r"playlists?|podcasts?|audiobooks?|(turn|switch) (on|off) the lights|(prende|apaga|enciende)\w* las luces|"
+    r"television|televisor|the tv|la tele|"
+    r"restaurants?|restaurantes?|a table for|una mesa|appointments?|citas? (con|del|de la|medica|en el)|meetings?|"
+    r"reunion(es)?|send a text|send a message to|mandale un mensaje|shopping list|grocery list|lista de (compras|"
+    r"mercado)|taxi|flights?|vuelos?|hotel(es)?|train|tren|recipes?|recetas?|translate|traduc\w+|language to|"
+    r"idioma (a|al))\b",
     # A job with the provider: recruiting is not this assistant's.
     r"\b(hiring|vacantes?|vacanc(y|ies)|job (openings?|applications?)|curriculum|resume|trabajar (con|para) ustedes|"
     r"work (for|with) you)\b",
     # Crypto prices and sports results.
     r"\b(bitcoin|btc|ethereum|cripto\w*|crypto\w*)\b",
-    r"\b(score|scores|marcador|resultado del partido|the game|el partido|como salio|how did .{1,20} do|liga|league|"
+    r"\b(score|scores|marcador|resultado del partido|el partido|como salio|how did .{1,20} do|liga|league|"
     r"mundial|world cup|champions|beisbol|baseball|futbol|football|soccer|nba|mlb)\b",
 )
+_OURS = rx(r"\b(facturas?|recibos?|invoices?|bills?|planes|plan|fibra|fiber|internet|conectia|wifi|router|modem|ont|"
+           r"servicio|service|velocidad|speed|megas|mbps|reconexion|reconnection|instalacion|installation|tecnicos?|"
+           r"technicians?|visita|visit|mensualidad|monthly fee)\b")
 # Power cuts: the power company's, not the provider's (bot.routing.text.POWER_CUT; "la luz" about paying or a bill
 # is read as the bill before this runs).
 _OUTSIDE_PARTS = (_OUTSIDE, POWER_CUT)
@@ -94,6 +114,8 @@ _BILL = rx(r"\b(facturas?|recibos?|invoices?|bills?|statements?)\b")
 def outside_scope(meant: str) -> bool:
     """Whether the message is about something other than plans, bills and payments."""
     if _OTHER_COMPANY.search(meant) and not _ABOUT_US.search(meant):
+        return True
+    if _ELSEWHERE.search(meant) and not _OURS.search(meant):
         return True
     return (any(part.search(meant) for part in _OUTSIDE_PARTS) and not _BILL.search(meant)
             and not in_domain(meant))

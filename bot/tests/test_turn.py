@@ -98,7 +98,10 @@ def test_refusal_paths_escalate_with_their_reason_before_any_model_call(text, re
                                   # the power company's cut, however the customer says it
                                   "Se nos fue la luz en toda la urbanización. ¿Saben cuándo vuelve?",
                                   # a job with the provider
-                                  "are you hiring? I'd like to apply for a sales job"])
+                                  "are you hiring? I'd like to apply for a sales job",
+                                  # what a general assistant or a bank is asked, in billing's own words
+                                  "set an alarm for 6 am", "cancel my dentist appointment",
+                                  "what is my credit card limit", "apaga las luces del cuarto"])
 def test_a_message_outside_plans_and_billing_is_declined_without_a_person_or_a_model(text):
     conversation = start()
     with FakeOpenAI() as fake:
@@ -114,7 +117,9 @@ def test_a_message_outside_plans_and_billing_is_declined_without_a_person_or_a_m
 
 
 @pytest.mark.parametrize("text", ["¿ustedes son más baratos que CANTV? ¿cuánto cuesta la fibra 300?",
-                                  "I'm switching from Movistar, how much is the installation?"])
+                                  "I'm switching from Movistar, how much is the installation?",
+                                  "can you remind me when my bill is due?",
+                                  "agenda una cita con el técnico para el lunes"])
 def test_another_company_named_beside_the_provider_is_not_declined(text):
     trace = say(start(customer_id=""), text, writer=TemplateWriter())
     assert trace.outcome != "declined"
