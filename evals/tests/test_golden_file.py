@@ -82,7 +82,10 @@ def test_the_sets_written_blind_pass_their_validator_and_read_as_golden_files():
     assert result.returncode == 0, result.stdout[-3000:]
     answers = read_golden_rows(FIXTURES / "answers.jsonl")
     turns = read_golden_rows(labels / "followup_turns.jsonl")
+    more_turns = read_golden_rows(labels / "followup_turns_more.jsonl")
     assert (len(answers), sum(row["out_of_scope"] for row in answers), len(turns)) == (134, 20, 46)
+    assert len(more_turns) == 52 and sum(bool(row["customer_id"]) for row in more_turns) == 31
+    assert all(len(row["context"]) == 2 and row["query"] for row in more_turns)
     assert all(row["split"] == hashed_split_mod100(row["id"]) for row in answers)
     assert all(len(row["context"]) == 2 and row["query"] for row in turns)
     clarify = [row for row in answers if row["clarification_expected"]]
