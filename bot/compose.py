@@ -22,6 +22,7 @@ from decimal import Decimal
 
 from billing.answers.evidence import PRIMARY, KeyFigure
 from billing.answers.money import money_text, rate_text
+from core.text import fold
 
 
 @dataclass(frozen=True)
@@ -97,10 +98,12 @@ PHRASES = {
         "payment_ok": "Sí, tu pago de {amount} del {date} se aplicó a tu factura de {month}",
         "payment_ok_paid": ", que quedó pagada.",
         "payment_failed": "Tu último intento de pago, de {amount} del {date}, no se aplicó a tu factura de "
-                          "{month}: el pago no se completó.",
+                          "{month}: el pago no se completó{reason}.",
         "still_owed": "Tu factura de {month} aún tiene un saldo pendiente de {balance}.",
         "in_favour": "Tu factura de {month} quedó con un saldo a tu favor de {balance}.",
-        "failed_before": "Antes hubo un intento de pago de {amount} del {date} que no se completó.",
+        "failed_before": "Antes hubo un intento de pago de {amount} del {date} que no se completó{reason}.",
+        "reason": " ({reason})",
+        "was_before": "La de {month} fue de {total}.",
         "summary_paid": "Tu factura de {month}, de {total}, está pagada: recibimos tu pago de {amount} del {date}.",
         "summary_partial": "Recibimos tu pago de {amount} del {date}, pero tu factura de {month}",
         "summary_owed": "Tu factura de {month}",
@@ -154,10 +157,12 @@ PHRASES = {
         "payment_ok": "Yes, your payment of {amount} on {date} was applied to your {month} bill",
         "payment_ok_paid": ", which is now paid.",
         "payment_failed": "Your last payment attempt, {amount} on {date}, was not applied to your {month} bill: "
-                          "the payment did not go through.",
+                          "the payment did not go through{reason}.",
         "still_owed": "Your {month} bill still has {balance} outstanding.",
         "in_favour": "Your {month} bill has {balance} in your favour.",
-        "failed_before": "An earlier attempt of {amount} on {date} did not go through.",
+        "failed_before": "An earlier attempt of {amount} on {date} did not go through{reason}.",
+        "reason": " ({reason})",
+        "was_before": "The {month} bill was {total}.",
         "summary_paid": "Your {month} bill, {total}, is paid: we received your payment of {amount} on {date}.",
         "summary_partial": "We received your payment of {amount} on {date}, but your {month} bill",
         "summary_owed": "Your {month} bill",
@@ -237,6 +242,7 @@ class _Answer:
         self.used: list[str] = []  # evidence ids the customer message rests on, in order
         self.cause = ""
         self.cause_ids: list[str] = []
+        self.asks_before = False  # the question asks what the bill was before ("y antes cuánto pagaba?")
 
     def cite(self, text: str, *ids: str) -> str:
         """Return a figure followed by its citation group, and remember the ids."""
@@ -405,7 +411,29 @@ def _bill_change(answer: _Answer, figures: list[KeyFigure]) -> bool:
     follow = _follow_up(answer, figures, headline, cause, current_period)
     if follow:
         answer.sentences.append(follow)
+    if headline is not None and headline.name != "total" and answer.asks_before:
+        fact = answer.facts[headline.evidence_id]
+        earlier = _total_of(answer, (periods_of(fact) + ["", ""])[1])
+        if earlier is not None:
+            answer.sentences.append(answer.say("was_before", month=answer.month(fact, 1), total=answer.amount(earlier)))
     return True
+
+
+# Why billing says an attempt failed, in its own words: "… failed (operation expired unconfirmed); …". Billing writes
+# in the account's language: a reason in the other language than the reply's is left out rather than mixed in.
+_FAILURE_REASON = {"en": re.compile(r"\bfailed\s*\(([^)]+)\)"), "es": re.compile(r"\bfalló\s*\(([^)]+)\)")}
+
+
+def _reason(answer: _Answer, fact: FactItem) -> str:
+    """Return ' (why the attempt failed)' as the payment fact states it, or '' when it does not say."""
+    found = _FAILURE_REASON[answer.language].search(fact.text)
+    return answer.say("reason", reason=found.group(1)) if found else ""
+
+
+def _total_of(answer: _Answer, period: str) -> FactItem | None:
+    """The invoice total fact of a period ("2026-11"), None when billing gave none."""
+    return next((f for f in answer.facts.values() if f.kind == "invoice_total" and period
+                 and periods_of(f)[:1] == [period]), None)
 
 
 def _payment_status(answer: _Answer, figures: list[KeyFigure]) -> bool:
@@ -428,7 +456,8 @@ def _payment_status(answer: _Answer, figures: list[KeyFigure]) -> bool:
             answer.cause = "payment status: the latest payment was applied" + (
                 " and the bill is paid" if settled else "")
         else:
-            answer.sentences.append(answer.say("payment_failed", amount=amount, date=when, month=month))
+            answer.sentences.append(answer.say("payment_failed", amount=amount, date=when, month=month,
+                                               reason=_reason(answer, fact)))
             answer.cause = "payment status: the latest attempt failed and was not applied"
         answer.cause_ids = [fact.id]
     if balance is not None:
@@ -444,7 +473,7 @@ def _payment_status(answer: _Answer, figures: list[KeyFigure]) -> bool:
             day = next(f.value for f in figures if f.evidence_id == failed.evidence_id and f.name == "payment_date")
             answer.sentences.append(answer.say(
                 "failed_before", amount=money(failed.value, fact.currency, answer.language),
-                date=answer.date(day, fact.id)))
+                date=answer.date(day, fact.id), reason=_reason(answer, fact)))
     return True
 
 
@@ -543,13 +572,21 @@ def _note_figure(fact: FactItem, figure: KeyFigure) -> str:
     return figure.figure
 
 
+# The question asks what was paid before: "y antes cuánto pagaba?", "and before the upgrade how much was I paying".
+_BEFORE = re.compile(r"\b(antes|before|anterior|previous|el mes pasado|last month|usual|de costumbre|solia|used to)\b")
+
+
 def plan_answer(*, capability: str, facts: list[FactItem], figures: list[KeyFigure], language: str,
-                unsure: str = FACTS_ONLY_UNSURE) -> Composition | None:
-    """Compose the customer message and the internal note for a capability's facts; None when no plan fits."""
+                unsure: str = FACTS_ONLY_UNSURE, query: str = "") -> Composition | None:
+    """Compose the customer message and the internal note for a capability's facts; None when no plan fits.
+
+    `query` is the customer's question: a bill's change asked against what was paid before also states that earlier
+    total."""
     planner = PLANNERS.get(capability)
     if planner is None:
         return None
     answer = _Answer(_language(language), facts)
+    answer.asks_before = bool(_BEFORE.search(fold(query, case="lower")))
     figures = [f for f in figures if f.evidence_id in answer.facts]
     if not planner(answer, figures):
         return None

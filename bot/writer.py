@@ -203,7 +203,7 @@ class TemplateWriter:
                           request.sources[e.id].get("currency"), e.text, request.sources[e.id].get("derivation"))
                  for e in facts]
         composed = plan_answer(capability=request.capability, facts=items, figures=request.key_figures,
-                               language=request.language)
+                               language=request.language, query=request.query)
         if composed is not None:
             return Draft(reply=composed.customer_message, evidence_ids=composed.evidence_ids, needs_human=False,
                          raw=composed.customer_message, note=self._noted(composed.internal_note))

@@ -18,9 +18,31 @@ _ACCOUNT_CHANGE = rx(
     r"\b(mas alta|mas baja|mas cara|mas barata|subio|bajo|aumento)\b.{0,40}\b(por ?que|xq|pq)\b",
     r"\bme (cobraron|estan cobrando|llego) (de mas|mas|un cargo)",
     r"\b(charged me|extra charge|overcharged)\b",
+    # A line of the bill asked about, by its amount or its name: "250 de q?", "y ese cargo de 750 qué es?", "what's
+    # the minus 50 line?", "y ese recargo x q", "what else is on there?".
+    r"\b\d+([.,]\d+)? (de|for) (q|que|what)\b|\b(que|what'?s?|what is) (es )?(the |this |that |ese |este |esa |esta )?"
+    r"(minus |menos |-)?\d+([.,]\d+)?\b",
+    r"\b(ese|este|esa|esta|that|this|the) (cargo|recargo|cobro|linea|line|charge|item|concepto|descuento|discount|"
+    r"credito|credit)\b.{0,25}\b(que es|q es|de que|de q|por que|x ?q|xq|pq|what|why|for)\b",
+    r"\b(que|what) (es|is) (ese|este|esa|esta|that|this) (cargo|recargo|cobro|linea|line|charge|item|concepto)\b",
+    r"\bwhat else (is )?(on|in)\b|\bque mas (trae|tiene|me cobran)\b|\b(desglose|breakdown)\b",
+    # Against what the customer usually pays, or paid before: "way more than my usual 58", "si yo pago 1624 todos
+    # los meses", "and before the upgrade how much was i paying", "y antes cuánto pagaba", "why is it double?".
+    r"\b(more|less|higher|lower|mas|menos) (than|que) (my |mi |lo )?(usual|normal|siempre|de costumbre|always)\b",
+    r"\b(si )?(yo )?(siempre )?pago \d+|\bi (usually|always|normally) pay\b",
+    r"\b(antes|before)\b.{0,30}\b(pagaba|paying|pay|paid|cuanto|how much)\b|\b(cuanto|how much)\b.{0,30}\b(antes|"
+    r"before)\b",
+    r"\b(doble|double|twice|dos veces)\b",
+    r"\b(por ?que|xq|pq|x q|why)\b.{0,30}\b(anterior|previous|the one before|last one)\b.{0,20}\b(menos|mas|less|more|"
+    r"lower|higher)\b",
 )
 _ACCOUNT_PAYMENT = rx(
     r"\b(mi|el) pago\b.*\b(llego|registr|aplic|reflej|proces|pas)",
+    # What became of an attempt: "so what happened with my card then", "¿qué pasó con la tarjeta?".
+    r"\b(what happened|what went wrong|que paso|que sucedio)\b.{0,30}\b(card|tarjeta|payment|pago|transfer\w*|"
+    r"zelle)\b",
+    r"\b(card|tarjeta)\b.{0,30}\b(didn'?t (work|go through)|no (funciono|paso|sirvio)|rechaz\w*|declined|failed|"
+    r"fallo)\b",
     r"\b(ya )?pague\b", r"\b(pago|payment)\b.*\b(rechaz|fall|failed|declined)",
     r"\b(my )?payment\b.*\b(went through|received|registered|posted|applied)",
     r"\bdid (you|u) (get|receive) my payment\b",

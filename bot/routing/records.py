@@ -41,6 +41,9 @@ _CHARGED = rx(
     r"\b(factura|recibo)\b.{0,25}\b(carisim[oa]|muy car[oa]|tan car[oa]|car[oa]|muy alt[oa]|tan alt[oa])\b",
     r"\b(charged me|i was charged|i got charged|overcharged|double charged|charged twice)\b",
 )
+# A line of the bill named by its amount: "what's the minus 50 line?", "la línea de 250", "ese cargo de 750".
+_LINE = rx(r"\b(the|that|this|ese|este|esa|esta|la|el) (minus |menos |-)?\d+([.,]\d+)? (line|linea|charge|cargo|item)\b",
+           r"\b(line|linea|cargo|charge|item|cobro) (de|of|for) (minus |menos |-)?\d+")
 _HOLDER = rx(
     r"\ba nombre de quien\b", r"\b(titular|dueno|duena) de(l| la| mi| un| una)? (cuenta|servicio|factura)\b",
     r"\bnombre del (titular|suscriptor|subscriptor)\b", r"\bwho(se name| is)? (is )?the account (holder|owner)\b",
@@ -97,7 +100,7 @@ def own_records(meant: str) -> str:
     if _BANK_DETAILS.search(meant):
         return ""  # the provider's bank account number to pay into is a policy, not the customer's records
     for name, pattern in (("a bill or account number", _NUMBERED), ("what is owed", _OWED),
-                          ("a change in their bill", _CHANGED), ("a charge", _CHARGED),
+                          ("a change in their bill", _CHANGED), ("a charge", _CHARGED), ("a line of the bill", _LINE),
                           ("the account's holder", _HOLDER), ("payments made", _PAID), ("explain my bill", _EXPLAIN)):
         if pattern.search(meant):
             return name

@@ -22,15 +22,15 @@ sim, client, customer = billing_sim.sim, billing_sim.client, billing_sim.custome
 CUSTOMER_JARGON = re.compile(r"\[E\d|\bE\d+\b|_|[=×÷]|\bformula\b|\bderivation\b")
 
 
-def request_for(result, language):
+def request_for(result, language, query=""):
     evidence, sources = fact_evidence(result.evidence, first=1)
-    return WriterRequest(query="", language=language, evidence=evidence, sources=sources,
+    return WriterRequest(query=query, language=language, evidence=evidence, sources=sources,
                          capability=result.capability, key_figures=turn_key_figures(result.key_figures, first=1))
 
 
-def checked(result, language):
+def checked(result, language, query=""):
     """Return the template draft for a result and the verdicts on its message and note."""
-    request = request_for(result, language)
+    request = request_for(result, language, query)
     draft = TemplateWriter().write(request)
     reply = grounding.verify(draft.reply, request.evidence, customer_view=True, key_figures=request.required)
     note = grounding.verify(draft.note, request.note_evidence(), customer_view=False, require_citations=True)
@@ -87,7 +87,7 @@ EXAMPLES = [
      "outstanding and is 10 days overdue."),
     ("payments", "payment_failed_then_succeeded", 0, "es",
      "Sí, tu pago de Bs. 1.624,00 del 04/10/2026 se aplicó a tu factura de octubre, que quedó pagada. Antes hubo "
-     "un intento de pago de Bs. 1.624,00 del 04/09/2026 que no se completó."),
+     "un intento de pago de Bs. 1.624,00 del 04/09/2026 que no se completó (fondos insuficientes)."),
     ("payments", "payment_failed_then_succeeded", 0, "en",
      "Yes, your payment of Bs. 1,624.00 on 2026-10-04 was applied to your October bill, which is now paid. An "
      "earlier attempt of Bs. 1,624.00 on 2026-09-04 did not go through."),
@@ -119,6 +119,18 @@ def test_the_answer_leads_with_the_key_figure_and_its_cause(sim, client, capabil
     draft, reply, _note = checked(result, language)
     assert grounding.strip_citations(draft.reply) == expected
     assert reply.grounded
+
+
+@pytest.mark.parametrize(("language", "query", "earlier"), [
+    ("es", "y antes cuánto pagaba?", "La de septiembre fue de Bs. 1.299,20."),
+    ("en", "and before that, how much was I paying?", "The September bill was Bs. 1,299.20.")])
+def test_a_change_asked_against_what_was_paid_before_also_states_the_earlier_total(sim, client, language, query,
+                                                                                    earlier):
+    result = client.invoice_change(customer(sim, "promotion_ended", 0))
+    draft, reply, _note = checked(result, language, query)
+    assert grounding.strip_citations(draft.reply).endswith(earlier) and reply.grounded
+    plain, _reply, _note = checked(result, language)  # asked only why: the change and its cause, as before
+    assert earlier not in grounding.strip_citations(plain.reply)
 
 
 def test_the_note_gives_the_root_cause_the_evidence_and_each_formula(sim, client):

@@ -158,7 +158,13 @@ def test_without_a_classifier_the_knowledge_base_path_is_taken_unsure():
      "invoice_change"), ("ya pagué por pago móvil y no aparece", "payments"),
      ("did you receive my payment?", "payments"), ("cuánto debo?", "account_summary"),
      ("the one before was lower, why?", "invoice_change"), ("salió más alta, ¿por qué?", "invoice_change"),
-     ("¿y la del mes anterior?", "account_summary")],
+     ("¿y la del mes anterior?", "account_summary"),
+     # A line asked about by its amount or name, or the bill against what was paid before: the change explains it.
+     ("250 de q?", "invoice_change"), ("y ese cargo de 750 qué es?", "invoice_change"),
+     ("what's the minus 50 line?", "invoice_change"), ("y ese recargo x q si yo pagué", "invoice_change"),
+     ("wait why is it double??", "invoice_change"), ("y antes cuánto pagaba?", "invoice_change"),
+     ("that's way more than my usual, what else is on there", "invoice_change"),
+     ("so what happened with my card then", "payments"), ("¿qué pasó con mi tarjeta?", "payments")],
 )
 def test_account_questions_name_the_billing_capability(text, capability):
     assert account_capability(text) == capability
