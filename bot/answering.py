@@ -86,6 +86,12 @@ def answer(recorder, routing, query, *, context: TurnContext, writer, billing, c
             return Escalated(Reason.CAPABILITY_MISSING, [f"Asked for something the bot cannot do ({routing.rule}) "
                                                          "and the help center says nothing about it."])
         if not in_domain(read_as_meant(query)) and not routing.rule.startswith("own records"):
+            if _billing_conversation(context):
+                # Mid-way through a conversation about their bill, a message the bot cannot place is more likely a
+                # follow-up it failed to read than a new subject: a person reads it rather than the customer
+                # being told it is not something the bot helps with.
+                return Escalated(Reason.NO_CONTEXT, [f"No context, and the message names nothing of plans, bills or "
+                                                     f"payments after a question that did: {result.context.reason}."])
             # Nothing in the help center and nothing about plans, bills or payments: not a question for a person.
             return Declined(decline_reply(routing.language),
                             why=f"no context and no billing word: {result.context.reason}")
@@ -262,6 +268,12 @@ def _each_kinds_then_ask(recorder, context: TurnContext, query, outcome, segment
     if not gives_each:
         return asked
     return replace(asked, text=f"{outcome.text} {asked.text}", citations=list(outcome.citations))
+
+
+def _billing_conversation(context: TurnContext) -> bool:
+    """Whether the customer's previous message in the conversation was about plans, bills or payments."""
+    previous = next((said for role, said in reversed(context.history) if role == "user" and said.strip()), "")
+    return bool(previous) and in_domain(read_as_meant(previous))
 
 
 def _tool_error(capability, result) -> Escalated:

@@ -20,7 +20,7 @@ from bot.document_answers import STOPWORDS
 from core.text import fold
 
 _OPENS = re.compile(
-    r"^\W*(y|e|and|what about|how about|pero|but|also|tambien|so|ok so|okay so|entonces|es que|o sea|sorry,? i meant|"
+    r"^\W*(y|e|and|n|what about|how about|pero|but|also|tambien|so|ok so|okay so|entonces|es que|o sea|sorry,? i meant|"
     r"i meant|quise decir|me referia|that'?s|eso|esa|ese|esos|esas|la del|el del|la de|el de|las del|los del|"
     r"la otra|el otro|the other|the one|la anterior|el anterior|and if|y si|what if|y para|and for|y con|and with|"
     r"y cuanto|and how)\b")
