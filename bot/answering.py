@@ -296,8 +296,8 @@ def _answer_is_one_kinds(query: str, chunks, language: str) -> bool:
     of customer's rule. A dispute passage for everyone that answers "will I be charged a late fee on the disputed
     amount?" answers home and business customers alike, even beside both late-fee pages; the business late-fee
     passage answering "how much is the late fee?" does not. Nothing composed: the question is asked."""
-    passages = [Passage(f"E{n}", hit.text, doc=hit.doc, language=hit.language, segment=hit.segment)
-                for n, hit in enumerate(chunks, 1)]
+    passages = [Passage(f"E{n}", hit.text, doc=hit.doc, language=hit.language, segment=hit.segment,
+                        term=hit.audience.term) for n, hit in enumerate(chunks, 1)]
     composed = compose(query, passages, language=language)
     return composed is None or one_kinds_rule(composed, passages)
 
@@ -337,7 +337,8 @@ def _evidence(chunks, facts, profile=None):
         chunk_items.append(Evidence(id=f"E{number}", text=hit.text, value=None,
                                     not_for=f"{not_for}, not for this customer" if not_for else ""))
         sources[f"E{number}"] = {"kind": "chunk", "chunk_id": hit.chunk_id, "doc": hit.doc,
-                                 "section": hit.section, "language": hit.language, "segment": hit.segment}
+                                 "section": hit.section, "language": hit.language, "segment": hit.segment,
+                                 "term": hit.audience.term}
     fact_items, fact_sources = fact_evidence(facts, first=len(chunk_items) + 1)
     sources.update(fact_sources)
     # Facts first for account questions: the template writer reads them before any chunk.

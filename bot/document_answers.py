@@ -41,6 +41,9 @@ STOPWORDS = frozenset({
 # is chosen ("Cuesta USD 15,00." is not an answer to "¿cuánto cuesta la reconexión?").
 PRICE_VERBS = frozenset({"cuesta", "cuestan", "costo", "cost", "costs", "vale", "valen"})
 
+# A question that names a plan term: the annual plan, the trial, paying by the year or by the month.
+NAMES_A_TERM = re.compile(r"\b(anual|anuales|annual|yearly|year|ano|prueba|trial|mensual|monthly|12 meses|doce meses)\b")
+
 _KIND_CUES = (
     # Where to write or call: an e-mail address, a phone number, a web address ("¿a qué correo mando el comprobante?").
     (CONTACT, re.compile(
@@ -239,6 +242,7 @@ class Passage:
     doc: str = ""
     language: str = ""
     segment: str = ""  # the kind of customer its section is written for ("" for everyone)
+    term: str = ""  # the plan term its rules hold on ("annual", "trial"; "" for every plan)
 
 
 @dataclass(frozen=True)
@@ -362,7 +366,11 @@ def compose(query: str, passages: list[Passage], *, language: str, kind: str | N
     wanted = stems(query)
     if not wanted or not passages:
         return None
-    ordered = [p for p in passages if p.language == language] + [p for p in passages if p.language != language]
+    # A rule that holds on one plan term only (the annual plan's yearly prices, the trial's refund) answers a question
+    # that names that term; for one that names none, a passage for every plan comes first at a near-tie ("¿cuánto
+    # cuesta el plan Fibra 600?" is the monthly price, not the annual plan's "Fibra 600: USD 387,60").
+    general = not NAMES_A_TERM.search(fold(query, case="lower"))
+    ordered = sorted(passages, key=lambda p: (p.language != language, general and bool(p.term)))
     everywhere, answering = [], {passage.id for passage in ordered[:4]}
     own = {passage.id: sentences_of(passage) for passage in ordered}  # each passage's sentences, in its order
     for rank, passage in enumerate(ordered):

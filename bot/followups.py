@@ -70,11 +70,48 @@ def previous_question(history: list[tuple[str, str]]) -> str:
                  if role == "user" and said.strip() and not leaves_referent_open(said)), "")
 
 
+# Things a follow-up may swap for the one the previous question named: a plan's speed ("n the 1000 one?" after the
+# Fiber 300's annual price), a kind of plan ("and for the trial?" after the annual plan's refund). Each group's words
+# (folded), and the word that replaces the previous question's in each language.
+_SPEED = re.compile(r"\b(100|300|600|1000)\b")
+_TERMS = (
+    (re.compile(r"\b(annual|yearly|anual|anuales)\b"), {"en": "annual", "es": "anual"}),
+    (re.compile(r"\b(trial|prueba)\b"), {"en": "trial", "es": "de prueba"}),
+    (re.compile(r"\b(monthly|mensual|mensuales)\b"), {"en": "monthly", "es": "mensual"}),
+)
+
+
+def _swapped(text: str, previous: str) -> str:
+    """Return the previous question with the thing it named swapped for the one the follow-up names ("" when the
+    follow-up names none, or the same one)."""
+    said, before = fold(text, case="lower"), fold(previous, case="lower")
+    if len(before) != len(previous):
+        return ""  # folding moved the positions: the previous question cannot be edited where it was written
+    new, old = _SPEED.findall(said), _SPEED.findall(before)
+    if len(set(new)) == 1 and len(set(old)) == 1 and new[0] != old[0]:
+        return _SPEED.sub(new[0], previous)
+    language = "en" if re.search(r"\b(the|and|for|what|how|is|my)\b", before) else "es"
+    named = [index for index, (pattern, _) in enumerate(_TERMS) if pattern.search(said)]
+    held = [index for index, (pattern, _) in enumerate(_TERMS) if pattern.search(before)]
+    if len(named) == 1 and len(held) == 1 and named != held:
+        pattern, _ = _TERMS[held[0]]
+        word = _TERMS[named[0]][1][language]
+        match = pattern.search(before)
+        return f"{previous[:match.start()]}{word}{previous[match.end():]}"
+    return ""
+
+
 def with_previous(text: str, history: list[tuple[str, str]]) -> str:
-    """Return the message joined with the customer's previous question, or the message itself when there is none."""
+    """Return the message joined with the customer's previous question, or the message itself when there is none.
+
+    A follow-up that swaps the thing the previous question named for another ("¿y el de 600?", "and for the
+    trial?") is the previous question about that other thing."""
     previous = previous_question(history)
     if not previous or not follows_up(text):
         return text
+    swapped = _swapped(text, previous)
+    if swapped:
+        return swapped
     folded = fold(text, case="lower")
     correction = _CORRECTS.search(folded)
     if correction:

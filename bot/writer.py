@@ -181,7 +181,8 @@ class TemplateWriter:
         chunks = [e for e in request.evidence if request.sources.get(e.id, {}).get("kind") == "chunk"]
         passages = [Passage(e.id, e.text, doc=request.sources[e.id].get("doc", ""),
                             language=request.sources[e.id].get("language", ""),
-                            segment=request.sources[e.id].get("segment", "")) for e in chunks]
+                            segment=request.sources[e.id].get("segment", ""),
+                            term=request.sources[e.id].get("term", "")) for e in chunks]
         # The sentences that answer the question's kind, from up to two passages (bot/document_answers.py): the
         # answer may sit in the second or third chunk ("business reconnection fee" lives in the business-plans
         # page, not in the home reconnection page that ranks first).

@@ -419,3 +419,14 @@ def test_a_figure_that_belongs_to_another_named_fee_is_not_the_price_asked_for()
     # Asked about that fee, its figure is the answer.
     late = compose("¿cuánto son los recargos para reconectar?", [reconnection, fee], language="es", segment="business")
     assert late is not None and "USD 3,00" in late.reply
+
+
+def test_a_rule_for_one_plan_term_gives_way_to_the_rule_for_every_plan_unless_the_question_names_the_term():
+    annual = Passage("E1", "Plan anual con descuento\nCuánto se paga\n\nMontos del año completo:\n\n- Fibra 600: USD 387,60",
+                     doc="plan-anual-es", language="es", term="annual")
+    monthly = Passage("E2", "Planes de Fibra Conectia\nPrecios\n\n- Fibra 600: USD 38,00 al mes", doc="planes-fibra-es",
+                      language="es")
+    asked = compose("¿Cuánto cuesta el plan Fibra 600?", [annual, monthly], language="es")
+    assert asked is not None and "USD 38,00" in asked.reply and "387,60" not in asked.reply
+    yearly = compose("¿cuánto cuesta el plan anual de Fibra 600?", [annual, monthly], language="es")
+    assert yearly is not None and "USD 387,60" in yearly.reply

@@ -71,5 +71,24 @@ def test_the_question_a_reply_is_read_with_skips_a_bare_the_other_one():
     history = [("user", "¿Cuánto cuesta el plan Fibra 300?"), ("assistant", "Fibra 300 cuesta USD 28,00 al mes."),
                ("user", "¿y el otro?"), ("assistant", "¿A cuál te refieres?")]
     assert previous_question(history) == "¿Cuánto cuesta el plan Fibra 300?"
-    assert with_previous("¿y el de 600?", history) == "¿y el de 600? (¿Cuánto cuesta el plan Fibra 300?)"
+    assert with_previous("¿y el de 600?", history) == "¿Cuánto cuesta el plan Fibra 600?"
     assert previous_question([("user", "¿y el otro?")]) == ""
+
+
+@pytest.mark.parametrize(("text", "previous", "read"), [
+    ("¿y el de 600?", "¿Cuánto cuesta el plan Fibra 300?", "¿Cuánto cuesta el plan Fibra 600?"),
+    ("n the 1000 one?", "How much is the annual plan for Fiber 300?", "How much is the annual plan for Fiber 1000?"),
+    ("and for the trial?", "If I cancel my annual plan do I get my money back?",
+     "If I cancel my trial plan do I get my money back?"),
+    ("¿y el de prueba?", "¿me devuelven la plata si cancelo el plan anual?",
+     "¿me devuelven la plata si cancelo el plan de prueba?"),
+])
+def test_a_follow_up_that_swaps_the_thing_asked_about_is_the_previous_question_about_the_new_thing(text, previous,
+                                                                                                   read):
+    assert with_previous(text, [("user", previous), ("assistant", "…")]) == read
+
+
+def test_a_follow_up_that_names_the_same_thing_or_none_is_joined_as_before():
+    history = [("user", "¿Cuánto cuesta el Fibra 300?"), ("assistant", "USD 28,00 al mes.")]
+    assert with_previous("¿y con IVA?", history) == "¿y con IVA? (¿Cuánto cuesta el Fibra 300?)"
+    assert with_previous("y el de 300 con IVA?", history) == "y el de 300 con IVA? (¿Cuánto cuesta el Fibra 300?)"

@@ -166,6 +166,26 @@ def test_the_other_one_with_nothing_named_is_asked_about_and_the_answer_read_wit
     assert trace.outcome == "answered" and "follow-up of the previous question" in trace.routing_rule
 
 
+class _DocumentRouter:
+    """Routes every message down the document path, as a classifier unsure of a message it cannot place does."""
+
+    def route(self, text, *, kind="text", default_language="es"):
+        from bot.routing.types import Route, Routing
+
+        return Routing(Route.DOCUMENT, default_language, rule="examples", confidence=0.4, unsure=True)
+
+
+def test_a_message_the_bot_cannot_place_goes_to_a_person_mid_way_through_a_conversation_about_the_bill():
+    from bot.turn import answer_query
+
+    alone = answer_query(query="qwzx vrrbl klompt", language="en", writer=TemplateWriter(), router=_DocumentRouter())
+    assert type(alone.outcome).__name__ == "Declined"  # a first message about nothing the bot knows: declined
+    history = [("user", "how much is my bill?"), ("assistant", "Your latest bill is USD 23.20.")]
+    after = answer_query(query="qwzx vrrbl klompt", language="en", history=history, writer=TemplateWriter(),
+                         router=_DocumentRouter())
+    assert type(after.outcome).__name__ == "Escalated" and after.outcome.reason.value == "NO_CONTEXT"
+
+
 def test_an_account_question_answers_with_computed_billing_facts(healthy_billing):
     conversation = start(customer_id="C-1001")
     trace = say(conversation, "¿Por qué mi factura llegó más alta este mes?", writer=TemplateWriter())
