@@ -33,6 +33,9 @@ _ACCOUNT_CHANGE = rx(
     r"\b(antes|before)\b.{0,30}\b(pagaba|paying|pay|paid|cuanto|how much)\b|\b(cuanto|how much)\b.{0,30}\b(antes|"
     r"before)\b",
     r"\b(doble|double|twice|dos veces)\b",
+    # A charge on the bill asked why: "why is there a late fee on my bill?", "¿por qué me sale un recargo?".
+    r"\b(why|por ?que|xq|pq)\b.{0,30}\b(is there|are there|hay|aparece|sale|me sale|me salio|do i have|tengo)\b.{0,30}"
+    r"\b(recargo|late fee|cargo|charge|fee|cobro|multa)\b",
     r"\b(por ?que|xq|pq|x q|why)\b.{0,30}\b(anterior|previous|the one before|last one)\b.{0,20}\b(menos|mas|less|more|"
     r"lower|higher)\b",
 )

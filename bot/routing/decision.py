@@ -88,6 +88,10 @@ _OWN_RECORDS = rx(
     r"\b(cuant[oa]|how much)\b.{0,25}\b(factura|recibo|bill|invoice)\b.{0,25}"
     r"\b(este mes|del mes|mes pasado|this month|last month)\b",
     r"\b(debo|adeudo|owe|am i behind|estoy atrasad\w*|tengo (algo )?pendiente)\b",
+    # A charge on their own bill asked about: "why is there a late fee on my bill?", "¿por qué me sale un recargo en
+    # mi factura?" ("is there a late fee?" alone asks the policy).
+    r"\b(why|por ?que|xq)\b.{0,40}\b(on|in) my (bill|invoice|account|statement)\b",
+    r"\b(por ?que|xq)\b.{0,40}\b(en|de) mi (factura|recibo|cuenta|estado de cuenta)\b",
 )
 
 

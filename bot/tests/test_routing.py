@@ -164,7 +164,9 @@ def test_without_a_classifier_the_knowledge_base_path_is_taken_unsure():
      ("what's the minus 50 line?", "invoice_change"), ("y ese recargo x q si yo pagué", "invoice_change"),
      ("wait why is it double??", "invoice_change"), ("y antes cuánto pagaba?", "invoice_change"),
      ("that's way more than my usual, what else is on there", "invoice_change"),
-     ("so what happened with my card then", "payments"), ("¿qué pasó con mi tarjeta?", "payments")],
+     ("so what happened with my card then", "payments"), ("¿qué pasó con mi tarjeta?", "payments"),
+     ("why is there a late fee on my bill?? I paid!", "invoice_change"),
+     ("¿por qué me sale un recargo en mi factura?", "invoice_change")],
 )
 def test_account_questions_name_the_billing_capability(text, capability):
     assert account_capability(text) == capability
@@ -250,3 +252,14 @@ def test_without_a_published_number_the_classifier_stands():
 ])
 def test_retrieval_searches_a_regional_word_as_meant_and_the_rest_as_written(text, searched):
     assert for_search(text) == searched
+
+
+@pytest.mark.parametrize("text", ["why is there a late fee on my bill?? I paid!",
+                                  "¿por qué me sale un recargo en mi factura?"])
+def test_a_charge_on_the_customers_own_bill_asked_why_is_their_records_not_the_policy(text):
+    assert decide(text, scores(account=0.6, document=0.4)).route == Route.ACCOUNT
+
+
+def test_whether_there_is_a_fee_asked_alone_is_the_policy():
+    assert decide("is there a late fee if I pay after the due date?", scores(account=0.6, document=0.4)).route \
+        == Route.DOCUMENT
