@@ -79,6 +79,15 @@ _TERMS = (
     (re.compile(r"\b(trial|prueba)\b"), {"en": "trial", "es": "de prueba"}),
     (re.compile(r"\b(monthly|mensual|mensuales)\b"), {"en": "monthly", "es": "mensual"}),
 )
+# ...or a way of paying ("¿pago IGTF si pago por pago móvil?" → "y x zelle?").
+_METHODS = (
+    (re.compile(r"\b(pago movil|mobile payment)\b"), {"en": "pago móvil", "es": "pago móvil"}),
+    (re.compile(r"\b(zelle)\b"), {"en": "Zelle", "es": "Zelle"}),
+    (re.compile(r"\b(transferencia|transfer|bank transfer)\b"), {"en": "bank transfer", "es": "transferencia"}),
+    (re.compile(r"\b(tarjeta|card)\b"), {"en": "card", "es": "tarjeta"}),
+    (re.compile(r"\b(efectivo|cash)\b"), {"en": "cash", "es": "efectivo"}),
+    (re.compile(r"\b(domiciliacion|direct debit)\b"), {"en": "direct debit", "es": "domiciliación"}),
+)
 
 
 def _swapped(text: str, previous: str) -> str:
@@ -91,13 +100,14 @@ def _swapped(text: str, previous: str) -> str:
     if len(set(new)) == 1 and len(set(old)) == 1 and new[0] != old[0]:
         return _SPEED.sub(new[0], previous)
     language = "en" if re.search(r"\b(the|and|for|what|how|is|my)\b", before) else "es"
-    named = [index for index, (pattern, _) in enumerate(_TERMS) if pattern.search(said)]
-    held = [index for index, (pattern, _) in enumerate(_TERMS) if pattern.search(before)]
-    if len(named) == 1 and len(held) == 1 and named != held:
-        pattern, _ = _TERMS[held[0]]
-        word = _TERMS[named[0]][1][language]
-        match = pattern.search(before)
-        return f"{previous[:match.start()]}{word}{previous[match.end():]}"
+    for group in (_TERMS, _METHODS):
+        named = [index for index, (pattern, _) in enumerate(group) if pattern.search(said)]
+        held = [index for index, (pattern, _) in enumerate(group) if pattern.search(before)]
+        if len(named) == 1 and len(held) == 1 and named != held:
+            pattern, _ = group[held[0]]
+            word = group[named[0]][1][language]
+            match = pattern.search(before)
+            return f"{previous[:match.start()]}{word}{previous[match.end():]}"
     return ""
 
 

@@ -77,6 +77,9 @@ _NOT_A_REQUEST = rx(
     r"\b(send|mand[ae]n?|envi[ae]n?)\b.{0,20}\b(someone|somebody|alguien|tecnico|technician)\b.{0,20}"
     r"\b(over|a la casa|a mi casa|to my (house|home)|visit|visita)",
     r"\b(nombre de|name of|'s name|to another person)\b",
+    # Nobody at home when the technician comes: "¿y si el técnico llega y no hay nadie en la casa?".
+    r"\b(nadie|no one|nobody|anyone|anybody|someone|somebody|alguien)\b.{0,15}\b(en (la|mi) casa|en casa|at home|"
+    r"en el apartamento|para recibir\w*|to let (him|her|them) in)\b",
     r"\b(someone|somebody|alguien|tecnico|technician)\b.{0,20}\b(revis\w*|arregl\w*|repar\w*|instal\w*|chequ\w*|"
     r"fix|repair|install|check|look at)\b.{0,25}\b(instalacion|fibra|router|modem|conexion|connection|cable|linea|"
     r"line|internet|equipo|antena|wifi|servicio|service)\b",
