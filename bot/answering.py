@@ -124,7 +124,10 @@ def answer(recorder, routing, query, *, context: TurnContext, writer, billing, c
     figures = turn_key_figures(key_figures, first=len(context_chunks) + 1)
     draft.key_figures = [figure.to_json() for figure in figures]
     draft.prompt_version, draft.model = writer.prompt_version, writer.name
-    request = WriterRequest(query=query, language=routing.language, evidence=evidence, sources=sources,
+    # The option the customer picked is part of what they asked ("si cancelo, ¿me devuelven el dinero?" + "el
+    # anual"): the writer reads the question with it, as retrieval did.
+    written = f"{query} ({chosen.label})" if chosen is not None and chosen.doc else query
+    request = WriterRequest(query=written, language=routing.language, evidence=evidence, sources=sources,
                             history=list(context.history), capability=capability if facts else "",
                             key_figures=figures, segment=profile.segment if profile else "")
     outcome = drafting.write_and_verify(recorder, writer, request, template=isinstance(writer, TemplateWriter))
