@@ -66,6 +66,9 @@ _INFORMATION = rx(
     r"\bcual(es)? (es|son) (el|la|los|las) (procedimiento|proceso|pasos|requisitos|politica)\b",
     r"\bwhat (is|are|'s) the (procedure|process|steps|requirements|policy)\b",
     r"\bhow (do|does|much|long|many)\b|\bwhat happens\b|\bwhat('s| is| are) the\b|\bis there (a|an|any)\b",
+    # The same questions in English as the Spanish above ("se puede", "dónde", "cómo puedo"): whether it can be done,
+    # where, how one could.
+    r"\bis it possible\b|\bwhere (do|can|could|should) ?(i|we)\b|\bhow (can|could|should|would) (i|we|one)\b",
 )
 
 

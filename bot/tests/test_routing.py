@@ -263,3 +263,9 @@ def test_a_charge_on_the_customers_own_bill_asked_why_is_their_records_not_the_p
 def test_whether_there_is_a_fee_asked_alone_is_the_policy():
     assert decide("is there a late fee if I pay after the due date?", scores(account=0.6, document=0.4)).route \
         == Route.DOCUMENT
+
+
+@pytest.mark.parametrize("text", ["is it possible to get my receipts by email?", "where can i see my payment history?",
+                                  "how could i pay from abroad?"])
+def test_an_english_question_of_whether_where_or_how_is_never_an_action(text):
+    assert decide(text, scores(unsupported=0.7, document=0.3)).route != Route.UNSUPPORTED
