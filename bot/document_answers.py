@@ -54,7 +54,8 @@ _KIND_CUES = (
         r"\b(?:numero|telefono) de (?:contacto|atencion|whatsapp)\b|\bcontact (?:number|e-?mail|phone)\b")),
     (DURATION, re.compile(
         r"\b(cuanto (tiempo|tarda|demora|dura|se tarda)|cuantos (dias|meses|horas|minutos|semanas)|how long|"
-        r"how many (days|hours|months|weeks|minutes)|hasta cuando|by when|until when|cuando (me )?(llega|llegan|vence|"
+        r"how many (days|hours|months|weeks|minutes)|hasta cuando|by when|until when|cuando (me |te |nos |se )?(lo |la |los |"
+        r"las )?(llega|llegan|vence|"
         r"se acredita|se refleja|reconectan|vuelve|devuelven|pagan|reembolsan)|when (will|do|does|is) .{0,30}"
         r"(arrive|come|show|back|due|refund|reconnect|post|paid|reflect|take)|plazo|deadline|en cuanto tiempo)\b")),
     (LIST, re.compile(

@@ -13,6 +13,8 @@ from bot.relevance import relevance
     ("what is the late fee?", AMOUNT),
     ("¿de cuánto es el recargo?", AMOUNT),
     ("¿en cuánto tiempo me devuelven la plata?", DURATION),
+    ("y cuándo me lo devuelven si me doy de baja?", DURATION),  # a pronoun between "cuándo" and the verb
+    ("¿cuándo me la reconectan?", DURATION),
     ("¿qué formas de pago tienen?", LIST),
     ("¿cómo reporto una transferencia?", PROCEDURE),
     ("¿a qué correo mando el comprobante?", CONTACT),
