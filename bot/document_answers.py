@@ -401,6 +401,7 @@ def compose(query: str, passages: list[Passage], *, language: str, kind: str | N
             chosen = _each_kinds_rule(chosen, everywhere, written_for, kind, also)
     if not chosen:
         return None
+    chosen = _with_the_rate(query, chosen, own)
     if not segment:
         chosen = _labelled(chosen, written_for, language)
     return _written(chosen, kind)
@@ -591,6 +592,24 @@ def _list(scored: list[tuple[float, Sentence]], own: dict[str, list[Sentence]]) 
         if len({p.passage for p in picked}) == 2:
             break
     return picked
+
+
+# A question for an amount in bolívares, and the sentence of a page that says which exchange rate its bolívar figures
+# use. The help center's bolívar figures are worked out at a reference rate; the invoice uses the official rate of
+# its day: a subscriber who checks "Bs. 1.400,00" against the invoice must be told which rate it is at.
+_IN_BOLIVARES = re.compile(r"\b(bolivares|bolivar|bs|in vef|in ves)\b")
+_RATE_SENTENCE = re.compile(r"\b(BCV|tasa|exchange rate|rate)\b")
+_BOLIVAR_FIGURE = re.compile(r"\bBs\.?\s?\d")
+
+
+def _with_the_rate(query: str, chosen: list[Sentence], own: dict[str, list[Sentence]]) -> list[Sentence]:
+    """Add, to a reply that gives a bolívar figure asked for in bolívares, its page's sentence on the exchange rate."""
+    if (not _IN_BOLIVARES.search(fold(query, case="lower")) or len(chosen) >= MAX_SENTENCES
+            or not any(_BOLIVAR_FIGURE.search(sentence.text) for sentence in chosen)):
+        return chosen
+    rate = next((sentence for sentence in own.get(chosen[0].passage, []) if sentence not in chosen
+                 and _RATE_SENTENCE.search(sentence.text) and "BCV" in sentence.text and not sentence.example), None)
+    return chosen if rate is None else [*chosen, rate]
 
 
 def _written(chosen: list[Sentence], kind: str) -> Composed:

@@ -432,3 +432,14 @@ def test_a_rule_for_one_plan_term_gives_way_to_the_rule_for_every_plan_unless_th
     assert asked is not None and "USD 38,00" in asked.reply and "387,60" not in asked.reply
     yearly = compose("¿cuánto cuesta el plan anual de Fibra 600?", [annual, monthly], language="es")
     assert yearly is not None and "USD 387,60" in yearly.reply
+
+
+def test_a_bolivar_figure_asked_in_bolivares_comes_with_the_rate_it_is_worked_out_at():
+    plans = Passage("E1", "Planes de Fibra Conectia\nPrecios\n\nPrecio mensual de cada plan, antes de IVA:\n\n"
+                          "- Fibra 300: USD 28,00 al mes (Bs. 1.400,00)\n\nLos bolívares de esta lista están calculados "
+                          "con la tasa referencial de Bs. 50,00; la factura real usa la tasa oficial del BCV del día.",
+                    doc="planes-fibra-es", language="es")
+    asked = compose("¿cuánto es el Fibra 300 en bolívares?", [plans], language="es")
+    assert asked is not None and "Bs. 1.400,00" in asked.reply and "BCV" in asked.reply
+    dollars = compose("¿cuánto cuesta el Fibra 300?", [plans], language="es")
+    assert dollars is not None and "BCV" not in dollars.reply
