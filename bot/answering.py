@@ -70,9 +70,10 @@ def answer(recorder, routing, query, *, context: TurnContext, writer, billing, c
     draft.customer_id = context.customer_id
     profile = _profile(recorder, billing, context, known, query=query, chosen=chosen, language=routing.language)
 
-    # After a clarifying question, the picked label helps retrieval find the sibling it names.
-    searched = for_search(query)
-    searched = f"{searched} ({chosen.label})" if chosen is not None and chosen.doc else searched
+    # After a clarifying question, the picked option is part of what was asked ("si cancelo, ¿me devuelven el
+    # dinero?" + "el anual"): retrieval finds the sibling it names, and the writer reads the question with it.
+    picked = f" ({chosen.label})" if chosen is not None and chosen.doc else ""
+    searched = f"{for_search(query)}{picked}"
     with recorder.stage("retrieve"):
         result = search(searched, k=settings.BOT_RETRIEVAL_K, applies_to=profile, at_version=context.index_version)
     draft.index_version = result.index_version
@@ -124,10 +125,7 @@ def answer(recorder, routing, query, *, context: TurnContext, writer, billing, c
     figures = turn_key_figures(key_figures, first=len(context_chunks) + 1)
     draft.key_figures = [figure.to_json() for figure in figures]
     draft.prompt_version, draft.model = writer.prompt_version, writer.name
-    # The option the customer picked is part of what they asked ("si cancelo, ¿me devuelven el dinero?" + "el
-    # anual"): the writer reads the question with it, as retrieval did.
-    written = f"{query} ({chosen.label})" if chosen is not None and chosen.doc else query
-    request = WriterRequest(query=written, language=routing.language, evidence=evidence, sources=sources,
+    request = WriterRequest(query=f"{query}{picked}", language=routing.language, evidence=evidence, sources=sources,
                             history=list(context.history), capability=capability if facts else "",
                             key_figures=figures, segment=profile.segment if profile else "")
     outcome = drafting.write_and_verify(recorder, writer, request, template=isinstance(writer, TemplateWriter))

@@ -234,7 +234,7 @@ def periods_of(fact: FactItem) -> list[str]:
 class _Answer:
     """Sentences with their citations, and what the agent's note needs to know about them."""
 
-    def __init__(self, language: str, facts: list[FactItem]):
+    def __init__(self, language: str, facts: list[FactItem], *, asks_before: bool = False):
         self.language = language
         self.table = PHRASES[language]
         self.facts = {fact.id: fact for fact in facts}
@@ -242,7 +242,7 @@ class _Answer:
         self.used: list[str] = []  # evidence ids the customer message rests on, in order
         self.cause = ""
         self.cause_ids: list[str] = []
-        self.asks_before = False  # the question asks what the bill was before ("y antes cuánto pagaba?")
+        self.asks_before = asks_before  # the question asks what the bill was before ("y antes cuánto pagaba?")
 
     def cite(self, text: str, *ids: str) -> str:
         """Return a figure followed by its citation group, and remember the ids."""
@@ -585,8 +585,7 @@ def plan_answer(*, capability: str, facts: list[FactItem], figures: list[KeyFigu
     planner = PLANNERS.get(capability)
     if planner is None:
         return None
-    answer = _Answer(_language(language), facts)
-    answer.asks_before = bool(_BEFORE.search(fold(query, case="lower")))
+    answer = _Answer(_language(language), facts, asks_before=bool(_BEFORE.search(fold(query, case="lower"))))
     figures = [f for f in figures if f.evidence_id in answer.facts]
     if not planner(answer, figures):
         return None

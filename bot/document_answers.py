@@ -598,7 +598,7 @@ def _list(scored: list[tuple[float, Sentence]], own: dict[str, list[Sentence]]) 
 # use. The help center's bolívar figures are worked out at a reference rate; the invoice uses the official rate of
 # its day: a subscriber who checks "Bs. 1.400,00" against the invoice must be told which rate it is at.
 _IN_BOLIVARES = re.compile(r"\b(bolivares|bolivar|bs|in vef|in ves)\b")
-_RATE_SENTENCE = re.compile(r"\b(BCV|tasa|exchange rate|rate)\b")
+_NAMES_THE_BCV = re.compile(r"\bBCV\b")
 _BOLIVAR_FIGURE = re.compile(r"\bBs\.?\s?\d")
 
 
@@ -608,7 +608,7 @@ def _with_the_rate(query: str, chosen: list[Sentence], own: dict[str, list[Sente
             or not any(_BOLIVAR_FIGURE.search(sentence.text) for sentence in chosen)):
         return chosen
     rate = next((sentence for sentence in own.get(chosen[0].passage, []) if sentence not in chosen
-                 and _RATE_SENTENCE.search(sentence.text) and "BCV" in sentence.text and not sentence.example), None)
+                 and _NAMES_THE_BCV.search(sentence.text) and not sentence.example), None)
     return chosen if rate is None else [*chosen, rate]
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 
 from bot.document_answers import STOPWORDS
+from bot.routing.language import detect_language
 from core.text import fold
 
 _OPENS = re.compile(
@@ -99,15 +100,13 @@ def _swapped(text: str, previous: str) -> str:
     new, old = _SPEED.findall(said), _SPEED.findall(before)
     if len(set(new)) == 1 and len(set(old)) == 1 and new[0] != old[0]:
         return _SPEED.sub(new[0], previous)
-    language = "en" if re.search(r"\b(the|and|for|what|how|is|my)\b", before) else "es"
+    language = detect_language(previous)
     for group in (_TERMS, _METHODS):
         named = [index for index, (pattern, _) in enumerate(group) if pattern.search(said)]
-        held = [index for index, (pattern, _) in enumerate(group) if pattern.search(before)]
-        if len(named) == 1 and len(held) == 1 and named != held:
-            pattern, _ = group[held[0]]
-            word = group[named[0]][1][language]
-            match = pattern.search(before)
-            return f"{previous[:match.start()]}{word}{previous[match.end():]}"
+        held = [(index, found) for index, (pattern, _) in enumerate(group) if (found := pattern.search(before))]
+        if len(named) == 1 and len(held) == 1 and named[0] != held[0][0]:
+            found, word = held[0][1], group[named[0]][1][language]
+            return f"{previous[:found.start()]}{word}{previous[found.end():]}"
     return ""
 
 
