@@ -71,11 +71,15 @@ PHRASES = {
         "discount_ended_named": "el fin de la promoción «{name}», que te descontaba {amount} al mes",
         "discount_ended_named_same": "el fin de la promoción «{name}», que te descontaba ese monto cada mes",
         "overcharge": "un cargo repetido: lo cobrado de más, con IVA, es {amount}",
-        "overcharge_same": "un cargo que aparece repetido; esa diferencia, con IVA, es lo cobrado de más",
+        "overcharge_same": "un cargo que aparece dos veces; esa diferencia, con IVA, es lo cobrado de más",
         "late_fee": "un recargo por mora de {amount}, calculado sobre {basis} que seguían sin pagar de una "
                     "factura anterior al terminar el plazo de gracia",
         "late_fee_same": "un recargo por mora, calculado sobre {basis} que seguían sin pagar de una factura "
                          "anterior al terminar el plazo de gracia",
+        "late_fee_rate": "un recargo por mora de {amount}: el {rate} de {basis} que seguían sin pagar de una "
+                         "factura anterior al terminar el plazo de gracia",
+        "late_fee_rate_same": "un recargo por mora del {rate} sobre {basis} que seguían sin pagar de una factura "
+                              "anterior al terminar el plazo de gracia",
         "late_fee_short": "un recargo por mora de {amount}",
         "reconnection": "la reconexión del servicio, de {amount}",
         "technical_visit": "una visita técnica, de {amount}",
@@ -115,6 +119,8 @@ PHRASES = {
         "latest_invoice": "Tu última factura, la de {month}, es de {total}.",
         "one_invoice": "Tu factura de {month} es de {total}.",
         "earlier_invoice": "La anterior, de {month}, fue de {total}.",
+        "line": "La línea de {amount} de tu factura de {month} es «{description}».",
+        "line_off": "Los {amount} que se restan en tu factura de {month} son «{description}».",
     },
     "en": {
         "up": "Your {month} bill went up by {delta} compared with {previous}",
@@ -135,6 +141,10 @@ PHRASES = {
                     "grace period ended",
         "late_fee_same": "a late fee, worked out on the {basis} of an earlier bill still unpaid when the grace "
                          "period ended",
+        "late_fee_rate": "a late fee of {amount}: {rate} of the {basis} of an earlier bill still unpaid when the "
+                         "grace period ended",
+        "late_fee_rate_same": "a late fee of {rate} on the {basis} of an earlier bill still unpaid when the grace "
+                              "period ended",
         "late_fee_short": "a late fee of {amount}",
         "reconnection": "the service reconnection, {amount}",
         "technical_visit": "a technical visit, {amount}",
@@ -174,6 +184,8 @@ PHRASES = {
         "latest_invoice": "Your latest bill, for {month}, is {total}.",
         "one_invoice": "Your {month} bill is {total}.",
         "earlier_invoice": "The one before, for {month}, was {total}.",
+        "line": "The {amount} line on your {month} bill is “{description}”.",
+        "line_off": "The {amount} taken off your {month} bill is “{description}”.",
     },
 }
 
@@ -196,6 +208,9 @@ FACTS_ONLY_UNSURE = "nothing; every figure is copied from the billing system's f
 _PERIOD = re.compile(r"(?<![\d-])(\d{4})-(\d{2})(?![\d-])")
 _LINE_TYPE = re.compile(r"sum\((\w+) lines")
 _RATE = re.compile(r"\) = (-?\d+(?:\.\d+)?)")
+_LINE_NAME = re.compile(r"[«“]([^»”]{1,80})[»”]")  # the name a line fact quotes
+_CITED = re.compile(r"\[(E\d+)\]")
+_FEE_RATE = re.compile(r"(\d+(?:\.\d+)?)% x ")  # a late fee's derivation: "5.00% x (1624.00 - 0.00) = 81.20 …"
 
 
 # --- notation ------------------------------------------------------------------------------
@@ -234,7 +249,8 @@ def periods_of(fact: FactItem) -> list[str]:
 class _Answer:
     """Sentences with their citations, and what the agent's note needs to know about them."""
 
-    def __init__(self, language: str, facts: list[FactItem], *, asks_before: bool = False):
+    def __init__(self, language: str, facts: list[FactItem], *, asks_before: bool = False,
+                 amounts: tuple[Decimal, ...] = ()):
         self.language = language
         self.table = PHRASES[language]
         self.facts = {fact.id: fact for fact in facts}
@@ -243,6 +259,7 @@ class _Answer:
         self.cause = ""
         self.cause_ids: list[str] = []
         self.asks_before = asks_before  # the question asks what the bill was before ("y antes cuánto pagaba?")
+        self.amounts = amounts  # the amounts the question quotes as asked about ("250 de q?"), not as paid
 
     def cite(self, text: str, *ids: str) -> str:
         """Return a figure followed by its citation group, and remember the ids."""
@@ -295,6 +312,10 @@ def _cause_noun(answer: _Answer, cause: KeyFigure, figures: list[KeyFigure], *, 
         if basis is None or short:  # a follow-up late fee is told with its amount only
             return answer.say("late_fee_short", amount=fields.get("amount") or answer.amount(fact, cause.value))
         fields["basis"] = answer.amount(answer.facts[basis.evidence_id], basis.value)
+        rate = _FEE_RATE.match(fact.derivation or "")
+        if rate:  # a home late fee is a rate of what was unpaid; a business one is flat, and said as before
+            fields["rate"] = answer.cite(rate_text(Decimal(rate.group(1)), answer.language), fact.id)
+            return answer.say("late_fee_rate_same" if same else "late_fee_rate", **fields)
     if name == "prorated_amount":
         days = _companion(figures, "prorated_days", cause.role)
         fields["days"] = answer.cite(str(days.value), days.evidence_id) if days else "—"
@@ -368,7 +389,44 @@ def _follow_up(answer: _Answer, figures: list[KeyFigure], headline: KeyFigure | 
     return ""
 
 
+def _line_asked(answer: _Answer) -> FactItem | None:
+    """The line of the current bill whose amount the question quotes ("250 de q?", "what's the minus 50 line?"), or
+    None: billing states each line last (kind `invoice_line`), the current bill's only."""
+    if not answer.amounts:
+        return None
+    return next((fact for fact in answer.facts.values() if fact.kind == "invoice_line" and fact.value
+                 and abs(Decimal(fact.value)) in answer.amounts and _LINE_NAME.search(fact.text)), None)
+
+
 def _bill_change(answer: _Answer, figures: list[KeyFigure]) -> bool:
+    line = _line_asked(answer)
+    if line is None or not _bill_change_told(answer, figures):
+        return _bill_change_told(answer, figures) if line is None else _line_told(answer, line)
+    # The line first, then what the bill did (its lead sentence): two sentences, the citations of those two only.
+    told = answer.sentences[:1]
+    answer.sentences = []
+    answer.used = []
+    _line_told(answer, line)
+    answer.sentences += told
+    for evidence_id in _CITED.findall(" ".join(told)):
+        if evidence_id not in answer.used:
+            answer.used.append(evidence_id)
+    return True
+
+
+def _line_told(answer: _Answer, line: FactItem) -> bool:
+    """State what a line of the bill is, by the name billing gives it."""
+    value = Decimal(line.value)
+    period = (periods_of(line) or [""])[0]
+    answer.sentences.append(answer.say("line_off" if value < 0 else "line", amount=answer.amount(line),
+                                       month=month_name(period, answer.language),
+                                       description=_LINE_NAME.search(line.text).group(1).strip()))
+    answer.cause = f"the customer asked what a line of the bill is: {_note_money(line, value)}"
+    answer.cause_ids = [line.id]
+    return True
+
+
+def _bill_change_told(answer: _Answer, figures: list[KeyFigure]) -> bool:
     primary = _primary(figures)
     headline = primary.get("delta") or primary.get("total")
     cause = next((primary[name] for name in CAUSES if name in primary), None)
@@ -576,6 +634,26 @@ def _note_figure(fact: FactItem, figure: KeyFigure) -> str:
 _BEFORE = re.compile(r"\b(antes|before|anterior|previous|el mes pasado|last month|usual|de costumbre|solia|used to)\b")
 
 
+# The question says what the customer pays or paid ("si yo pago 1624 todos los meses"): its amount is not a line asked.
+_PAID = re.compile(r"\b(pago|pague|pagaba|pagamos|pay|paid|paying|usual|usually|siempre|always|normalmente|"
+                   r"todos los meses|every month)\b")
+_AMOUNT = re.compile(r"\d[\d.,]*")
+
+
+def quoted_amounts(text: str) -> tuple[Decimal, ...]:
+    """Return the amounts a text quotes ("250", "1.624", "1,624.00", "-50" → 50), as positive Decimals: a separator
+    followed by one or two digits at the end is the decimal mark, any other is a thousands separator."""
+    found = []
+    for token in _AMOUNT.findall(text):
+        token = token.rstrip(".,")
+        decimal = re.fullmatch(r"(.*?)[.,](\d{1,2})", token)
+        whole, cents = (decimal.group(1), decimal.group(2)) if decimal else (token, "0")
+        whole = re.sub(r"[.,]", "", whole)
+        if whole.isdigit():
+            found.append(Decimal(f"{whole}.{cents}"))
+    return tuple(found)
+
+
 def plan_answer(*, capability: str, facts: list[FactItem], figures: list[KeyFigure], language: str,
                 unsure: str = FACTS_ONLY_UNSURE, query: str = "") -> Composition | None:
     """Compose the customer message and the internal note for a capability's facts; None when no plan fits.
@@ -585,7 +663,9 @@ def plan_answer(*, capability: str, facts: list[FactItem], figures: list[KeyFigu
     planner = PLANNERS.get(capability)
     if planner is None:
         return None
-    answer = _Answer(_language(language), facts, asks_before=bool(_BEFORE.search(fold(query, case="lower"))))
+    folded = fold(query, case="lower")
+    answer = _Answer(_language(language), facts, asks_before=bool(_BEFORE.search(folded)),
+                     amounts=() if _PAID.search(folded) else quoted_amounts(folded))
     figures = [f for f in figures if f.evidence_id in answer.facts]
     if not planner(answer, figures):
         return None

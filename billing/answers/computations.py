@@ -23,7 +23,7 @@ from billing.answers.findings.invoice_checks import find_duplicate_charges, find
 from billing.answers.findings.payments import find_due, find_late_fees, find_payments
 from billing.answers.findings.promotions import find_promotions
 from billing.answers.findings.proration import find_prorations
-from billing.answers.findings.totals import find_invoice_delta, find_invoice_total
+from billing.answers.findings.totals import find_invoice_delta, find_invoice_lines, find_invoice_total
 from billing.answers.key_figures import change_roles, payment_roles
 from billing.answers.money import rate_text
 from billing.answers.phrases import phrases_for
@@ -199,4 +199,6 @@ def invoice_change_sheet(
         findings += find_payments(previous, payments)
     findings += find_payments(current, payments)
     findings += find_due(current, payments, today=today)
+    # Last, so the key figures' places stay put: each line as billed, for a question about one line by its amount.
+    findings += find_invoice_lines(current)
     return fact_sheet(findings, language, change_roles(findings))

@@ -116,6 +116,7 @@ ES = Phrases(
                 "Efecto del cambio de {code} en {current} = ({new} − {old}) × base {base} = {effect}"
             ),
             "charge": "«{description}» en factura {period} = {amount}",
+            "invoice_line": "Línea de la factura {period}: «{description}» = {amount}",
             "charge_date": " (fecha {date})",
             "outage_credit": (
                 "Crédito por interrupción en factura {period} = {fee} × {days} ÷ 30 = {credit} a favor "
@@ -234,6 +235,7 @@ EN = Phrases(
             "tax_rate_change": "{code} went from {old} (invoice {previous}) to {new} (invoice {current})",
             "tax_rate_effect": "Effect of the {code} change on {current} = ({new} − {old}) × base {base} = {effect}",
             "charge": "“{description}” on invoice {period} = {amount}",
+            "invoice_line": "Line of invoice {period}: “{description}” = {amount}",
             "charge_date": " (date {date})",
             "outage_credit": (
                 "Outage credit on invoice {period} = {fee} × {days} ÷ 30 = {credit} in your favour "

@@ -23,7 +23,7 @@ from billing.answers.findings.invoice_checks import (
 from billing.answers.findings.payments import DueStatus, LateFee, PaymentAttempt, PaymentsVsTotal
 from billing.answers.findings.promotions import PromotionActive, PromotionEnded
 from billing.answers.findings.proration import Proration
-from billing.answers.findings.totals import InvoiceDelta, InvoiceTotal
+from billing.answers.findings.totals import InvoiceDelta, InvoiceLineBilled, InvoiceTotal
 from billing.answers.phrases import Phrases
 
 
@@ -107,6 +107,13 @@ def _(finding: InvoiceTotal, phrases: Phrases) -> list[Fact]:
         due=finding.due_date.isoformat(),
     )
     return [Fact(text, two_places(finding.total), finding.currency, "invoice_total", finding.derivation)]
+
+
+@render.register
+def _(finding: InvoiceLineBilled, phrases: Phrases) -> list[Fact]:
+    text = phrases.say("invoice_line", period=finding.period, description=finding.description,
+                       amount=phrases.money(finding.amount, finding.currency))
+    return [Fact(text, two_places(finding.amount), finding.currency, "invoice_line", finding.derivation)]
 
 
 @render.register

@@ -72,17 +72,17 @@ EXAMPLES = [
      "Your October bill went up by Bs. 324.80 compared with September because of the end of the “Descuento de "
      "bienvenida” promotion, which took Bs. 280.00 off each month. The rest, Bs. 44.80, is VAT."),
     ("invoice_change", "duplicate_charge", 0, "es",
-     "Tu factura de octubre subió Bs. 1.624,00 respecto a la de septiembre: es un cargo que aparece repetido; "
+     "Tu factura de octubre subió Bs. 1.624,00 respecto a la de septiembre: es un cargo que aparece dos veces; "
      "esa diferencia, con IVA, es lo cobrado de más."),
     ("invoice_change", "duplicate_charge", 0, "en",
      "Your October bill went up by Bs. 1,624.00 compared with September: that is a charge that appears twice; "
      "that difference, VAT included, is the overcharge."),
     ("invoice_change", "late_fee", 0, "es",
-     "Tu factura de octubre subió Bs. 81,20 respecto a la de septiembre: es un recargo por mora, calculado sobre "
+     "Tu factura de octubre subió Bs. 81,20 respecto a la de septiembre: es un recargo por mora del 5 % sobre "
      "Bs. 1.624,00 que seguían sin pagar de una factura anterior al terminar el plazo de gracia. Esta factura "
      "tiene un saldo pendiente de Bs. 1.705,20 y lleva 10 días vencida."),
     ("invoice_change", "late_fee", 0, "en",
-     "Your October bill went up by Bs. 81.20 compared with September: that is a late fee, worked out on the "
+     "Your October bill went up by Bs. 81.20 compared with September: that is a late fee of 5% on the "
      "Bs. 1,624.00 of an earlier bill still unpaid when the grace period ended. This bill has Bs. 1,705.20 "
      "outstanding and is 10 days overdue."),
     ("payments", "payment_failed_then_succeeded", 0, "es",

@@ -42,6 +42,30 @@ def find_invoice_total(invoice: Invoice) -> InvoiceTotal:
 
 
 @dataclass(frozen=True)
+class InvoiceLineBilled(Finding):
+    """One line of an invoice as billed, named as the invoice names it: what a customer asks about by its amount
+    ("250 de qué?", "what's the minus 50 line?")."""
+
+    line_id: str
+    line_type: str
+    description: str
+    amount: Decimal
+    currency: str
+    period: str
+
+    @property
+    def derivation(self) -> str:
+        return f"line {self.line_id} ({self.line_type}) = {two_places(self.amount)}"
+
+
+def find_invoice_lines(invoice: Invoice) -> list[InvoiceLineBilled]:
+    """Return every line of an invoice, in the invoice's order."""
+    return [InvoiceLineBilled(line_id=line.id, line_type=line.type, description=line.description,
+                              amount=line.amount.amount, currency=invoice.currency, period=invoice.period)
+            for line in invoice.lines]
+
+
+@dataclass(frozen=True)
 class TypeChange:
     """How much one line type moved between two invoices: sum(type, current) − sum(type, previous)."""
 
