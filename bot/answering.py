@@ -127,7 +127,8 @@ def answer(recorder, routing, query, *, context: TurnContext, writer, billing, c
     draft.prompt_version, draft.model = writer.prompt_version, writer.name
     request = WriterRequest(query=f"{query}{picked}", language=routing.language, evidence=evidence, sources=sources,
                             history=list(context.history), capability=capability if facts else "",
-                            key_figures=figures, segment=profile.segment if profile else "")
+                            key_figures=figures, segment=profile.segment if profile else "",
+                            said=context.previous_reply)
     outcome = drafting.write_and_verify(recorder, writer, request, template=isinstance(writer, TemplateWriter))
     if profile is None and not facts:
         asked = _each_kinds_then_ask(recorder, context, query, outcome, segment_options, routing.language)

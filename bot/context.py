@@ -24,6 +24,9 @@ class TurnContext:
     # A live turn files the credit note a verified overcharge calls for (the desk records it with the reply);
     # `answer_query` writes no row, so its answers never say a request was filed.
     files_credit_notes: bool = False
+    # The bot's previous reply, when this message is read as a follow-up of the question it answered: what the
+    # customer asks next is not what they were just told.
+    previous_reply: str = ""
     _loaded: dict = field(default_factory=dict, repr=False, compare=False)
 
     SAVED = ("customer_id", "language", "pending_query", "pending_clarification")

@@ -355,12 +355,13 @@ def score(sentence: Sentence, wanted: set[str], kind: str, also: tuple[str, ...]
 
 
 def compose(query: str, passages: list[Passage], *, language: str, kind: str | None = None,
-            segment: str = "") -> Composed | None:
+            segment: str = "", said: str = "") -> Composed | None:
     """Compose the reply to a help-center question from the retrieved passages, best first; None when nothing fits.
 
     Passages in the customer's language come first; a second passage is used only when the first does not hold
     the asked-for kind of fact (or, for a list, to add items the first does not name). With the customer's
-    `segment` known, a sentence that names only the other kind of customer is left out.
+    `segment` known, a sentence that names only the other kind of customer is left out. `said` is the reply the
+    question follows up on: a sentence that only repeats it is left out while another answers (`_not_said_again`).
     """
     kinds = (kind,) if kind else asked_kinds(query)
     kind, also = kinds[0], kinds[1:]
@@ -387,6 +388,8 @@ def compose(query: str, passages: list[Passage], *, language: str, kind: str | N
     written_for = {passage.id: passage.segment for passage in ordered}
     if not segment:
         everywhere = _for_whoever_asks(everywhere, ordered, written_for, wanted, kind)
+    if said:
+        everywhere = _not_said_again(everywhere, said, answering)
     everywhere.sort(key=lambda pair: (-pair[0], pair[1].passage, pair[1].order))
     scored = [pair for pair in everywhere if pair[1].passage in answering]
     if not scored:
@@ -446,6 +449,28 @@ def _labelled(chosen: list[Sentence], written_for: dict[str, str], language: str
             done.add(sentence.passage)
         out.append(sentence)
     return out
+
+
+_FIGURE = re.compile(r"\d+(?:[.,]\d+)*")
+
+
+def _not_said_again(scored: list[tuple[float, Sentence]], said: str,
+                    answering: set[str]) -> list[tuple[float, Sentence]]:
+    """Leave out the sentences that repeat the reply a follow-up follows ("and how long do you take to reply?" after
+    "30 calendar days from the invoice's issue date" asks for the next figure, not the same one), unless nothing
+    else of the answering passages scores. A sentence repeats the reply when the reply holds every figure of it and
+    half or more of its content words (the bot's own reply, repeated, holds all of them); a sentence that brings a
+    figure of its own, or mostly words of its own ("If you upgrade while the discount is running, the 20% carries
+    over…" after "20% off the monthly fee…"), says something new."""
+    figures_said, words_said = set(_FIGURE.findall(said)), stems(said)
+
+    def repeats(sentence: Sentence) -> bool:
+        words = stems(sentence.text)
+        return (set(_FIGURE.findall(sentence.text)) <= figures_said and bool(words)
+                and 2 * len(words & words_said) >= len(words))
+
+    fresh = [(value, sentence) for value, sentence in scored if not repeats(sentence)]
+    return fresh if any(sentence.passage in answering for _v, sentence in fresh) else scored
 
 
 def _for_whoever_asks(scored: list[tuple[float, Sentence]], passages: list[Passage], written_for: dict[str, str],

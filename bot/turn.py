@@ -248,6 +248,7 @@ def _follow_up(recorder, routing, text, context: TurnContext, *, router=None):
         return routing, text
     routing = _route(recorder, joined, kind="text", default_language=context.language, router=router)
     recorder.draft.routing_rule = f"{recorder.draft.routing_rule}; follow-up of the previous question"[:100]
+    context.previous_reply = next((said for role, said in reversed(context.history) if role == "assistant"), "")
     return routing, joined
 
 

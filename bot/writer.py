@@ -50,6 +50,7 @@ class WriterRequest:
     capability: str = ""  # the billing capability that produced the facts, if any
     key_figures: list[TurnKeyFigure] = field(default_factory=list)  # evidence_id: this turn's E#
     segment: str = ""  # the customer's kind ("home", "business") when billing or the customer said it
+    said: str = ""  # the bot's previous reply, when the question follows up on it
 
     @property
     def required(self) -> list[KeyFigure]:
@@ -186,7 +187,8 @@ class TemplateWriter:
         # The sentences that answer the question's kind, from up to two passages (bot/document_answers.py): the
         # answer may sit in the second or third chunk ("business reconnection fee" lives in the business-plans
         # page, not in the home reconnection page that ranks first).
-        composed = compose(request.query, passages, language=request.language, segment=request.segment)
+        composed = compose(request.query, passages, language=request.language, segment=request.segment,
+                           said=request.said)
         if composed is None:
             return Draft(reply="", evidence_ids=[], needs_human=True, raw="")
         cited = ", ".join(f"{request.sources[i].get('doc', '?')} § {request.sources[i].get('section', '?')} [{i}]"

@@ -126,6 +126,14 @@ def test_the_same_reply_is_never_sent_twice_in_a_row_to_two_different_questions(
     assert again["reply"] != first["reply"]
 
 
+def test_a_follow_up_gets_what_its_previous_reply_did_not_say():
+    formula = "Prorated charge = (new plan price − current plan price) × remaining days ÷ days in the cycle."
+    then = answer("n if i go down a plan?", "--language", "en", "--history",
+                  "user: How is proration calculated when I upgrade?", "--history", f"assistant: {formula}")
+    assert then["outcome"] == "answered" and "Downgrades never produce proration" in then["reply"], then
+    assert "Prorated charge" not in then["reply"]
+
+
 def _customer(simulator, *, segment: str, language: str = "es") -> str:
     """Return the id of one of the simulated customers of this kind (the dataset is built for the clock's date)."""
     return next(cid for cid, account in sorted(simulator.data.accounts.items())

@@ -133,6 +133,34 @@ def test_a_change_asked_against_what_was_paid_before_also_states_the_earlier_tot
     assert earlier not in grounding.strip_citations(plain.reply)
 
 
+@pytest.mark.parametrize(("language", "query", "named"), [
+    ("es", "250 de q?", "La línea de Bs. 250,00 de tu factura de octubre es «Visita fallida»."),
+    ("en", "what's the 250 line?", "The Bs. 250.00 line on your October bill is “Visita fallida”.")])
+def test_a_line_asked_by_its_amount_is_named_as_the_bill_names_it_then_the_change(sim, client, language, query,
+                                                                                   named):
+    result = next(r for r in map(client.invoice_change, sim.data.scenarios["technical_visit"])
+                  if any(f.kind == "invoice_line" and "Visita fallida" in f.text and f.value == "250.00"
+                         for f in r.evidence))
+    draft, reply, note = checked(result, language, query)
+    said = grounding.strip_citations(draft.reply)
+    assert said.startswith(named) and reply.grounded and note.grounded
+    plain, _reply, _note = checked(result, language)
+    assert grounding.strip_citations(plain.reply).startswith(said[len(named) + 1:])  # then the bill's lead sentence
+    # An amount the customer says they pay is not a line asked about: the change is told as before.
+    paid, _reply, _note = checked(result, language, "si yo pago 250 todos los meses" if language == "es"
+                                  else "i usually pay 250")
+    assert paid.reply == plain.reply
+
+
+def test_a_discount_line_asked_by_its_amount_is_said_as_taken_off(sim, client):
+    result, line = next((r, f) for r in map(client.invoice_change, sim.data.scenarios["unchanged"])
+                        for f in r.evidence if f.kind == "invoice_line" and f.value.startswith("-"))
+    draft, reply, _note = checked(result, "en", f"what's the minus {int(-float(line.value))} line?")
+    told = grounding.strip_citations(draft.reply)
+    assert told.startswith("The ") and " taken off your " in told and "−" not in told
+    assert line.text.split(": ", 1)[1].split(" = ")[0].strip("«»“”") in told and reply.grounded  # named as billed
+
+
 def test_the_note_gives_the_root_cause_the_evidence_and_each_formula(sim, client):
     result = client.invoice_change(customer(sim, "promotion_ended", 0))
     draft, _reply, note = checked(result, "es")

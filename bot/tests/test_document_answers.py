@@ -443,3 +443,36 @@ def test_a_bolivar_figure_asked_in_bolivares_comes_with_the_rate_it_is_worked_ou
     assert asked is not None and "Bs. 1.400,00" in asked.reply and "BCV" in asked.reply
     dollars = compose("¿cuánto cuesta el Fibra 300?", [plans], language="es")
     assert dollars is not None and "BCV" not in dollars.reply
+
+
+PRORATION = Passage("E1", "Proration When You Change Plans\nThe formula\n\nProrated charge = (new plan price − current "
+                          "plan price) × remaining days ÷ days in the cycle.\n\nList prices before VAT are always used. "
+                          "Downgrades never produce proration: they start with the next cycle.",
+                    doc="proration-en", language="en")
+
+
+def test_a_follow_up_is_not_answered_with_what_the_previous_reply_said():
+    query = "n if i go down a plan? (How is proration calculated when I upgrade?)"
+    told = compose(query, [PRORATION], language="en").reply
+    assert "Prorated charge" in told  # alone, the formula is the best sentence
+    again = compose(query, [PRORATION], language="en", said=told.split(" [")[0])
+    assert "Downgrades never produce proration" in again.reply and "Prorated charge" not in again.reply
+    # A reply in other words holding half of a sentence's words and all its figures is said too; a sentence with a
+    # figure of its own is not.
+    paraphrased = "(New price − current price) × remaining days ÷ days in the cycle, using list prices before VAT."
+    assert "Prorated charge" not in compose(query, [PRORATION], language="en", said=paraphrased).reply
+    upgrade = Passage("E1", "Welcome Discount\nChanging plans\n\nIf you upgrade while the discount is running, the 20% "
+                            "carries over to the new plan's monthly fee until the three invoices are used up.",
+                      doc="welcome-discount-en", language="en")
+    carried = compose("what if I upgrade while it's running? (What does the welcome discount give me?)", [upgrade],
+                      language="en", said="20% off the monthly fee on your first three monthly invoices.")
+    assert carried is not None and "carries over" in carried.reply
+
+
+def test_when_only_the_previous_reply_answers_it_is_composed_again():
+    # Nothing else scores: the sentence is kept, and the turn's repeat guard decides (a person reads a word-for-word
+    # repeat to a different question).
+    only = Passage("E1", "Proration When You Change Plans\nThe formula\n\nProrated charge = (new plan price − current "
+                         "plan price) × remaining days ÷ days in the cycle.", doc="proration-en", language="en")
+    said = "Prorated charge = (new plan price − current plan price) × remaining days ÷ days in the cycle."
+    assert "Prorated charge" in compose("how is proration calculated?", [only], language="en", said=said).reply
