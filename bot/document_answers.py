@@ -217,8 +217,13 @@ _CODE = re.compile(r"\b([^\W\d_]{3,})\s+([A-HJ-Z])\b(?![.,]?\w)")
 _DIPHTHONG = re.compile(r"(?<=[bcdfjlmnprstvz])(?:ue(?=[lnrsv])|ie(?=[nrt]))")
 
 
+# Words for the same bound, read as one ("is there a limit?" / "the maximum is USD 30.00" / "¿hay un tope?").
+_SAME_STEM = {"maxim": "limit", "tope": "limit", "topes": "limit"}
+
+
 def _stem(word: str) -> str:
-    return _DIPHTHONG.sub(lambda m: "o" if m.group(0) == "ue" else "e", word[:7], count=1)[:5]
+    stem = _DIPHTHONG.sub(lambda m: "o" if m.group(0) == "ue" else "e", word[:7], count=1)[:5]
+    return _SAME_STEM.get(stem, stem)
 
 
 def stems(text: str) -> set[str]:

@@ -134,6 +134,14 @@ def test_a_follow_up_gets_what_its_previous_reply_did_not_say():
     assert "Prorated charge" not in then["reply"]
 
 
+def test_a_question_about_a_limit_is_answered_with_the_bound_the_help_center_states():
+    # "maximum" and "limit" are read as one word: the referral page's bound, not its conditions.
+    then = answer("is there a limit?", "--language", "en", "--history", "user: what do I get for referring someone?",
+                  "--history", "assistant: A USD 5.00 credit when the person you referred pays their first monthly "
+                               "invoice.")
+    assert then["outcome"] == "answered" and "USD 30.00" in then["reply"], then
+
+
 def _customer(simulator, *, segment: str, language: str = "es") -> str:
     """Return the id of one of the simulated customers of this kind (the dataset is built for the clock's date)."""
     return next(cid for cid, account in sorted(simulator.data.accounts.items())
