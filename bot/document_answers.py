@@ -125,6 +125,7 @@ _STATES = re.compile(r"\b(cuesta|cuestan|es de|es del|son|se cobra|cobra|se suma
                      r"is charged|charges|adds?|applies)\b", re.IGNORECASE)
 
 
+_OPENS_WITH_A_CONDITION = re.compile(r"^\s*(si|cuando|if|when|unless|a menos que)\b", re.IGNORECASE)
 _WHY = re.compile(r"\b(por ?que|xq|why|how come)\b")
 
 # The words a sentence names one kind of customer with ("Las cuentas empresariales deben avisar…", "No hay
@@ -356,6 +357,8 @@ def score(sentence: Sentence, wanted: set[str], kind: str, also: tuple[str, ...]
         value += 0.5  # the rule and its figure, before a figure mentioned in passing
     if kind == DEFINITION and sentence.has(DEFINITION) and wanted & stems(sentence.text[:60]):
         value += 1.0  # "IGTF es el impuesto…": the thing asked about, then what it is
+    if kind == DEFINITION and _OPENS_WITH_A_CONDITION.match(sentence.text):
+        value -= 1.0  # "Si el técnico instala entre el día 1 y el 15, quedas en el ciclo B" says when, not what
     return value * (0.3 if sentence.example else 1.0)
 
 

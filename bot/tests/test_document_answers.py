@@ -476,3 +476,15 @@ def test_when_only_the_previous_reply_answers_it_is_composed_again():
                          "plan price) × remaining days ÷ days in the cycle.", doc="proration-en", language="en")
     said = "Prorated charge = (new plan price − current plan price) × remaining days ÷ days in the cycle."
     assert "Prorated charge" in compose("how is proration calculated?", [only], language="en", said=said).reply
+
+
+def test_a_definition_is_not_answered_with_a_condition():
+    cycles = Passage("E1", "Ciclo de facturación\nLos dos ciclos\n\nEn el ciclo A la factura se emite el día 1. En el "
+                           "ciclo B la factura se emite el día 16, cubre desde el 16 hasta el 15 del mes siguiente y "
+                           "vence el día 25.", doc="ciclo-facturacion-es", language="es")
+    assigned = Passage("E2", "Ciclo de facturación\nCómo se asigna tu ciclo\n\nSi el técnico instala entre el día 1 y "
+                             "el 15, quedas en el ciclo B; si instala del 16 en adelante, quedas en el ciclo A.",
+                       doc="ciclo-facturacion-es", language="es")
+    # Retrieval ranked the assignment rule first; what cycle B is, is its dates.
+    reply = compose("¿qué es el ciclo B?", [assigned, cycles], language="es").reply
+    assert reply.startswith("En el ciclo B la factura se emite el día 16")
