@@ -250,7 +250,7 @@ class _Answer:
     """Sentences with their citations, and what the agent's note needs to know about them."""
 
     def __init__(self, language: str, facts: list[FactItem], *, asks_before: bool = False,
-                 amounts: tuple[Decimal, ...] = ()):
+                 amounts: tuple[Decimal, ...] = (), line_types: tuple[str, ...] = ()):
         self.language = language
         self.table = PHRASES[language]
         self.facts = {fact.id: fact for fact in facts}
@@ -260,6 +260,7 @@ class _Answer:
         self.cause_ids: list[str] = []
         self.asks_before = asks_before  # the question asks what the bill was before ("y antes cuánto pagaba?")
         self.amounts = amounts  # the amounts the question quotes as asked about ("250 de q?"), not as paid
+        self.line_types = line_types  # the kinds of bill line the question names ("ese descuento", "the late fee")
 
     def cite(self, text: str, *ids: str) -> str:
         """Return a figure followed by its citation group, and remember the ids."""
@@ -389,17 +390,29 @@ def _follow_up(answer: _Answer, figures: list[KeyFigure], headline: KeyFigure | 
     return ""
 
 
-def _line_asked(answer: _Answer) -> FactItem | None:
-    """The line of the current bill whose amount the question quotes ("250 de q?", "what's the minus 50 line?"), or
-    None: billing states each line last (kind `invoice_line`), the current bill's only."""
-    if not answer.amounts:
-        return None
-    return next((fact for fact in answer.facts.values() if fact.kind == "invoice_line" and fact.value
-                 and abs(Decimal(fact.value)) in answer.amounts and _LINE_NAME.search(fact.text)), None)
+def _line_asked(answer: _Answer, figures: list[KeyFigure]) -> FactItem | None:
+    """The line of the current bill the question asks about: the one whose amount it quotes ("250 de q?", "what's the
+    minus 50 line?"), else the one of the kind it names ("y ese descuento qué es?") when the bill has one line of
+    that kind and the bill's change does not already explain it (a late fee that is what moved the bill is told as
+    its cause); None otherwise. Billing states each line of the current bill last (kind `invoice_line`, its type in
+    the derivation)."""
+    lines = [fact for fact in answer.facts.values()
+             if fact.kind == "invoice_line" and fact.value and _LINE_NAME.search(fact.text)]
+    by_amount = [fact for fact in lines if abs(Decimal(fact.value)) in answer.amounts]
+    if by_amount:
+        return by_amount[0]
+    of_kind = [fact for fact in lines if _line_type(fact) in answer.line_types]
+    causes = {abs(Decimal(f.value)) for f in figures if f.name in CAUSES and isinstance(f.value, Decimal)}
+    return of_kind[0] if len(of_kind) == 1 and abs(Decimal(of_kind[0].value)) not in causes else None
+
+
+def _line_type(fact: FactItem) -> str:
+    found = _LINE_OF_TYPE.search(fact.derivation or "")
+    return found.group(1) if found else ""
 
 
 def _bill_change(answer: _Answer, figures: list[KeyFigure]) -> bool:
-    line = _line_asked(answer)
+    line = _line_asked(answer, figures)
     if line is None or not _bill_change_told(answer, figures):
         return _bill_change_told(answer, figures) if line is None else _line_told(answer, line)
     # The line first, then what the bill did (its lead sentence): two sentences, the citations of those two only.
@@ -638,6 +651,17 @@ _BEFORE = re.compile(r"\b(antes|before|anterior|previous|el mes pasado|last mont
 _PAID = re.compile(r"\b(pago|pague|pagaba|pagamos|pay|paid|paying|usual|usually|siempre|always|normalmente|"
                    r"todos los meses|every month)\b")
 _AMOUNT = re.compile(r"\d[\d.,]*")
+# The words a customer names a kind of bill line with (folded), by billing's line type.
+_LINE_WORDS = {
+    "discount": re.compile(r"\b(descuento|discount)\b"),
+    "late_fee": re.compile(r"\b(recargo|mora|late fee|late charge)\b"),
+    "reconnection": re.compile(r"\b(reconexion|reconnection|reconnect\w*)\b"),
+    "technical_visit": re.compile(r"\b(visita|visit|tecnico|technician)\b"),
+    "installation": re.compile(r"\b(instalacion|installation)\b"),
+    "proration": re.compile(r"\b(prorrateo|proration|prorat\w*)\b"),
+    "credit": re.compile(r"\b(credito|credit)\b"),
+}
+_LINE_OF_TYPE = re.compile(r"^line \S+ \((\w+)\)")
 
 
 def quoted_amounts(text: str) -> tuple[Decimal, ...]:
@@ -665,7 +689,8 @@ def plan_answer(*, capability: str, facts: list[FactItem], figures: list[KeyFigu
         return None
     folded = fold(query, case="lower")
     answer = _Answer(_language(language), facts, asks_before=bool(_BEFORE.search(folded)),
-                     amounts=() if _PAID.search(folded) else quoted_amounts(folded))
+                     amounts=() if _PAID.search(folded) else quoted_amounts(folded),
+                     line_types=tuple(kind for kind, words in _LINE_WORDS.items() if words.search(folded)))
     figures = [f for f in figures if f.evidence_id in answer.facts]
     if not planner(answer, figures):
         return None

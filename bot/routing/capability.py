@@ -24,7 +24,8 @@ _ACCOUNT_CHANGE = rx(
     r"(minus |menos |-)?\d+([.,]\d+)?\b",
     r"\b(ese|este|esa|esta|that|this|the) (cargo|recargo|cobro|linea|line|charge|item|concepto|descuento|discount|"
     r"credito|credit)\b.{0,25}\b(que es|q es|de que|de q|por que|x ?q|xq|pq|what|why|for)\b",
-    r"\b(que|what) (es|is) (ese|este|esa|esta|that|this) (cargo|recargo|cobro|linea|line|charge|item|concepto)\b",
+    r"\b(que|what)( es|'?s| is) (ese|este|esa|esta|that|this) (cargo|recargo|cobro|linea|line|charge|item|concepto|"
+    r"descuento|discount|credito|credit|fee)\b",
     r"\bwhat else (is )?(on|in)\b|\bque mas (trae|tiene|me cobran)\b|\b(desglose|breakdown)\b",
     # Against what the customer usually pays, or paid before: "way more than my usual 58", "si yo pago 1624 todos
     # los meses", "and before the upgrade how much was i paying", "y antes cuánto pagaba", "why is it double?".

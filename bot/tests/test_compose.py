@@ -161,6 +161,23 @@ def test_a_discount_line_asked_by_its_amount_is_said_as_taken_off(sim, client):
     assert line.text.split(": ", 1)[1].split(" = ")[0].strip("«»“”") in told and reply.grounded  # named as billed
 
 
+@pytest.mark.parametrize(("language", "query"), [("es", "y ese descuento qué es?"), ("en", "and what's that discount?")])
+def test_a_line_asked_by_its_kind_is_named_when_the_change_does_not_explain_it(sim, client, language, query):
+    result = next(r for r in map(client.invoice_change, sim.data.scenarios["unchanged"])
+                  if any(f.kind == "invoice_line" and f.value.startswith("-") for f in r.evidence))
+    draft, reply, _note = checked(result, language, query)
+    told = grounding.strip_citations(draft.reply)
+    assert ("que se restan en tu factura" if language == "es" else "taken off your") in told and reply.grounded
+
+
+def test_a_line_of_the_kind_that_moved_the_bill_is_told_as_the_change_cause(sim, client):
+    # "y ese recargo x q si yo pagué": the late fee is what moved the bill; its cause, with the rate, says it.
+    result = client.invoice_change(customer(sim, "late_fee", 0))
+    asked, _reply, _note = checked(result, "es", "y ese recargo x q si yo pagué")
+    plain, _reply, _note = checked(result, "es")
+    assert asked.reply == plain.reply and "recargo por mora del 5 %" in grounding.strip_citations(asked.reply)
+
+
 def test_the_note_gives_the_root_cause_the_evidence_and_each_formula(sim, client):
     result = client.invoice_change(customer(sim, "promotion_ended", 0))
     draft, _reply, note = checked(result, "es")
