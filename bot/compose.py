@@ -101,6 +101,9 @@ PHRASES = {
         "owed_due": "Esta factura tiene un saldo pendiente de {balance} y vence en {days} días.",
         "payment_ok": "Sí, tu pago de {amount} del {date} se aplicó a tu factura de {month}",
         "payment_ok_paid": ", que quedó pagada.",
+        "payment_applied": "Tu pago de {amount} del {date} se aplicó a tu factura de {month}",
+        "igtf_paid": "El IGTF de ese pago fue de {igtf}: va en el recibo, no en la factura.",
+        "igtf_none": "Ese pago no lleva IGTF en el recibo.",
         "payment_failed": "Tu último intento de pago, de {amount} del {date}, no se aplicó a tu factura de "
                           "{month}: el pago no se completó{reason}.",
         "still_owed": "Tu factura de {month} aún tiene un saldo pendiente de {balance}.",
@@ -166,6 +169,9 @@ PHRASES = {
         "owed_due": "This bill has {balance} outstanding and is due in {days} days.",
         "payment_ok": "Yes, your payment of {amount} on {date} was applied to your {month} bill",
         "payment_ok_paid": ", which is now paid.",
+        "payment_applied": "Your payment of {amount} on {date} was applied to your {month} bill",
+        "igtf_paid": "The IGTF on that payment was {igtf}: it is on the receipt, not on the invoice.",
+        "igtf_none": "That payment carries no IGTF on its receipt.",
         "payment_failed": "Your last payment attempt, {amount} on {date}, was not applied to your {month} bill: "
                           "the payment did not go through{reason}.",
         "still_owed": "Your {month} bill still has {balance} outstanding.",
@@ -250,7 +256,7 @@ class _Answer:
     """Sentences with their citations, and what the agent's note needs to know about them."""
 
     def __init__(self, language: str, facts: list[FactItem], *, asks_before: bool = False,
-                 amounts: tuple[Decimal, ...] = (), line_types: tuple[str, ...] = ()):
+                 amounts: tuple[Decimal, ...] = (), line_types: tuple[str, ...] = (), asks_igtf: bool = False):
         self.language = language
         self.table = PHRASES[language]
         self.facts = {fact.id: fact for fact in facts}
@@ -261,6 +267,7 @@ class _Answer:
         self.asks_before = asks_before  # the question asks what the bill was before ("y antes cuánto pagaba?")
         self.amounts = amounts  # the amounts the question quotes as asked about ("250 de q?"), not as paid
         self.line_types = line_types  # the kinds of bill line the question names ("ese descuento", "the late fee")
+        self.asks_igtf = asks_igtf  # the question asks about the IGTF paid
 
     def cite(self, text: str, *ids: str) -> str:
         """Return a figure followed by its citation group, and remember the ids."""
@@ -520,10 +527,17 @@ def _payment_status(answer: _Answer, figures: list[KeyFigure]) -> bool:
         when = answer.date(primary["payment_date"].value, fact.id)
         month = answer.month(fact)
         if fact.kind == "payment":
-            lead = answer.say("payment_ok", amount=amount, date=when, month=month)
+            # "Yes, …" answers "did my payment arrive?", not "how much IGTF did I pay?".
+            lead = answer.say("payment_applied" if answer.asks_igtf else "payment_ok", amount=amount, date=when,
+                              month=month)
             status = next((f for f in answer.facts.values() if f.kind == "payments_vs_total"), None)
             settled = balance is None and status is not None and Decimal(status.value) == 0
             answer.sentences.append(lead + (answer.say("payment_ok_paid") if settled else "."))
+            if answer.asks_igtf:  # "y de igtf cuánto se pagó?": the tax billing put on that payment's receipt
+                igtf = _IGTF.search(fact.text)
+                answer.sentences.append(answer.say("igtf_paid", igtf=answer.cite(
+                    money(parse_amount(igtf.group(1)), fact.currency, answer.language), fact.id))
+                    if igtf else answer.say("igtf_none"))
             answer.cause = "payment status: the latest payment was applied" + (
                 " and the bill is paid" if settled else "")
         else:
@@ -661,7 +675,14 @@ _LINE_WORDS = {
     "proration": re.compile(r"\b(prorrateo|proration|prorat\w*)\b"),
     "credit": re.compile(r"\b(credito|credit)\b"),
 }
+# A payment fact's IGTF, as billing writes it in either language: "…; IGTF 4,87 USD en el recibo…".
+_IGTF = re.compile(r"; IGTF (.+?) (?:en el recibo|on the receipt)")
 _LINE_OF_TYPE = re.compile(r"^line \S+ \((\w+)\)")
+
+
+def parse_amount(text: str) -> Decimal:
+    """Return the amount of a money text as billing writes it ("4,87 USD", "USD 4.87", "Bs. 1.624,00")."""
+    return quoted_amounts(text)[0]
 
 
 def quoted_amounts(text: str) -> tuple[Decimal, ...]:
@@ -690,7 +711,8 @@ def plan_answer(*, capability: str, facts: list[FactItem], figures: list[KeyFigu
     folded = fold(query, case="lower")
     answer = _Answer(_language(language), facts, asks_before=bool(_BEFORE.search(folded)),
                      amounts=() if _PAID.search(folded) else quoted_amounts(folded),
-                     line_types=tuple(kind for kind, words in _LINE_WORDS.items() if words.search(folded)))
+                     line_types=tuple(kind for kind, words in _LINE_WORDS.items() if words.search(folded)),
+                     asks_igtf=bool(re.search(r"\bigtf\b", folded)))
     figures = [f for f in figures if f.evidence_id in answer.facts]
     if not planner(answer, figures):
         return None

@@ -42,6 +42,8 @@ _ACCOUNT_CHANGE = rx(
 )
 _ACCOUNT_PAYMENT = rx(
     r"\b(mi|el) pago\b.*\b(llego|registr|aplic|reflej|proces|pas)",
+    # The tax paid on a payment in foreign currency is on the payment's receipt: "y de igtf cuánto se pagó".
+    r"\bigtf\b",
     # What became of an attempt: "so what happened with my card then", "¿qué pasó con la tarjeta?".
     r"\b(what happened|what went wrong|que paso|que sucedio)\b.{0,30}\b(card|tarjeta|payment|pago|transfer\w*|"
     r"zelle)\b",

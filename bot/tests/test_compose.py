@@ -178,6 +178,21 @@ def test_a_line_of_the_kind_that_moved_the_bill_is_told_as_the_change_cause(sim,
     assert asked.reply == plain.reply and "recargo por mora del 5 %" in grounding.strip_citations(asked.reply)
 
 
+@pytest.mark.parametrize(("language", "query", "said"), [
+    ("es", "y de igtf cuánto se pagó", "El IGTF de ese pago fue de USD "),
+    ("en", "how much igtf did i pay?", "The IGTF on that payment was USD ")])
+def test_the_igtf_asked_is_the_one_on_the_payments_receipt(sim, client, language, query, said):
+    result = next(r for r in map(client.payments, sorted(sim.data.accounts))
+                  if r.ok and any(f.kind == "payment" and "IGTF" in f.text for f in r.evidence[:2]))
+    draft, reply, _note = checked(result, language, query)
+    told = grounding.strip_citations(draft.reply)
+    assert said in told and not told.startswith(("Sí", "Yes")) and reply.grounded
+    bolivar = next(r for r in map(client.payments, sorted(sim.data.accounts))
+                   if r.ok and r.evidence[1:2] and r.evidence[1].kind == "payment" and "IGTF" not in r.evidence[1].text)
+    draft, reply, _note = checked(bolivar, language, query)
+    assert ("no lleva IGTF" if language == "es" else "no IGTF") in draft.reply and reply.grounded
+
+
 def test_the_note_gives_the_root_cause_the_evidence_and_each_formula(sim, client):
     result = client.invoice_change(customer(sim, "promotion_ended", 0))
     draft, _reply, note = checked(result, "es")

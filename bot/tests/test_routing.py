@@ -167,7 +167,8 @@ def test_without_a_classifier_the_knowledge_base_path_is_taken_unsure():
      ("so what happened with my card then", "payments"), ("¿qué pasó con mi tarjeta?", "payments"),
      ("why is there a late fee on my bill?? I paid!", "invoice_change"),
      ("¿por qué me sale un recargo en mi factura?", "invoice_change"),
-     ("and what's that discount?", "invoice_change"), ("¿qué es ese crédito?", "invoice_change")],
+     ("and what's that discount?", "invoice_change"), ("¿qué es ese crédito?", "invoice_change"),
+     ("y de igtf cuánto se pagó", "payments")],
 )
 def test_account_questions_name_the_billing_capability(text, capability):
     assert account_capability(text) == capability
