@@ -87,6 +87,9 @@ def test_the_sets_written_blind_pass_their_validator_and_read_as_golden_files():
     assert len(more_turns) == 52 and sum(bool(row["customer_id"]) for row in more_turns) == 31
     assert all(len(row["context"]) == 2 and row["query"] for row in more_turns)
     assert all(row["split"] == hashed_split_mod100(row["id"]) for row in answers)
+    more_answers = read_golden_rows(FIXTURES / "answers_more.jsonl")
+    assert (len(more_answers), sum(row["out_of_scope"] for row in more_answers)) == (80, 10)
+    assert all(row["split"] == hashed_split_mod100(row["id"]) for row in more_answers)
     assert all(len(row["context"]) == 2 and row["query"] for row in turns)
     clarify = [row for row in answers if row["clarification_expected"]]
     assert len(clarify) == 10 and not any(row["facts"] or row["customer_id"] for row in clarify)
