@@ -420,8 +420,10 @@ def _line_type(fact: FactItem) -> str:
 
 def _bill_change(answer: _Answer, figures: list[KeyFigure]) -> bool:
     line = _line_asked(answer, figures)
-    if line is None or not _bill_change_told(answer, figures):
-        return _bill_change_told(answer, figures) if line is None else _line_told(answer, line)
+    if line is None:
+        return _bill_change_told(answer, figures)
+    if not _bill_change_told(answer, figures):
+        return _line_told(answer, line)
     # The line first, then what the bill did (its lead sentence): two sentences, the citations of those two only.
     told = answer.sentences[:1]
     answer.sentences = []
