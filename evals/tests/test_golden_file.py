@@ -85,6 +85,8 @@ def test_the_sets_written_blind_pass_their_validator_and_read_as_golden_files():
     more_turns = read_golden_rows(labels / "followup_turns_more.jsonl")
     assert (len(answers), sum(row["out_of_scope"] for row in answers), len(turns)) == (134, 20, 46)
     assert len(more_turns) == 52 and sum(bool(row["customer_id"]) for row in more_turns) == 31
+    third_turns = read_golden_rows(labels / "followup_turns_third.jsonl")
+    assert len(third_turns) == 40 and all(row["customer_id"] for row in third_turns)
     assert all(len(row["context"]) == 2 and row["query"] for row in more_turns)
     assert all(row["split"] == hashed_split_mod100(row["id"]) for row in answers)
     more_answers = read_golden_rows(FIXTURES / "answers_more.jsonl")
