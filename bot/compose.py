@@ -22,6 +22,7 @@ from decimal import Decimal
 
 from billing.answers.evidence import PRIMARY, KeyFigure
 from billing.answers.money import money_text, rate_text
+from billing.answers.phrases import PHRASES as BILLING_PHRASES
 from core.text import fold
 
 
@@ -123,6 +124,8 @@ PHRASES = {
         "one_invoice": "Tu factura de {month} es de {total}.",
         "earlier_invoice": "La anterior, de {month}, fue de {total}.",
         "line": "La línea de {amount} de tu factura de {month} es «{description}».",
+        "tax": "El IVA de tu factura de {month} es de {computed}: el {rate} sobre una base de {base}.",
+        "includes_cause": "Tu factura de {month} incluye {noun}.",
         "line_off": "Los {amount} que se restan en tu factura de {month} son «{description}».",
     },
     "en": {
@@ -191,6 +194,8 @@ PHRASES = {
         "one_invoice": "Your {month} bill is {total}.",
         "earlier_invoice": "The one before, for {month}, was {total}.",
         "line": "The {amount} line on your {month} bill is “{description}”.",
+        "tax": "The VAT on your {month} bill is {computed}: {rate} of a taxable base of {base}.",
+        "includes_cause": "Your {month} bill includes {noun}.",
         "line_off": "The {amount} taken off your {month} bill is “{description}”.",
     },
 }
@@ -418,17 +423,70 @@ def _line_type(fact: FactItem) -> str:
     return found.group(1) if found else ""
 
 
-def _bill_change(answer: _Answer, figures: list[KeyFigure]) -> bool:
+def _part_asked(answer: _Answer, figures: list[KeyFigure]):
+    """The sentence that answers a question about one part of the bill, as a function that states it, or None: a
+    line asked by its amount; the VAT asked about (its amount, rate and base); a charge that is one of the change's
+    lesser causes, asked by its kind (told in full: "Tu factura de diciembre incluye un recargo por mora de USD 1,62:
+    el 5 % de…"); another line asked by its kind."""
+    lines = [fact for fact in answer.facts.values()
+             if fact.kind == "invoice_line" and fact.value and _LINE_NAME.search(fact.text)]
+    by_amount = next((fact for fact in lines if abs(Decimal(fact.value)) in answer.amounts), None)
+    if by_amount is not None:
+        return lambda: _line_told(answer, by_amount)
+    current = next((periods_of(f)[:1] for f in answer.facts.values() if f.kind == "invoice_total"), [])
+    tax = next((f for f in answer.facts.values() if f.kind == "tax_computation" and periods_of(f)[:1] == current
+                and _TAX.match(f.derivation or "")), None)
+    if "tax" in answer.line_types and tax is not None:
+        return lambda: _tax_told(answer, tax)
+    lesser = next((f for f in figures if f.role != PRIMARY and f.name in CAUSES
+                   and _line_type_of_cause(answer, f) in answer.line_types), None)
+    if lesser is not None:
+        return lambda: _cause_told(answer, lesser, figures)
     line = _line_asked(answer, figures)
-    if line is None:
+    return (lambda: _line_told(answer, line)) if line is not None else None
+
+
+def _line_type_of_cause(answer: _Answer, figure: KeyFigure) -> str:
+    """The bill line type a cause figure speaks of ("late_fee", "reconnection"…), "" when none."""
+    if figure.name == "charge":
+        return answer.facts[figure.evidence_id].kind
+    return {"late_fee": "late_fee", "prorated_amount": "proration", "outage_credit": "credit",
+            "discount_ended": "discount"}.get(figure.name, "")
+
+
+def _tax_told(answer: _Answer, tax: FactItem) -> bool:
+    rate, base = _TAX.match(tax.derivation).groups()
+    answer.sentences.append(answer.say(
+        "tax", month=answer.month(tax), computed=answer.amount(tax),
+        rate=answer.cite(rate_text(Decimal(rate), answer.language), tax.id),
+        base=answer.cite(money(Decimal(base), tax.currency, answer.language), tax.id)))
+    answer.cause = f"the customer asked about the VAT: {_note_money(tax, Decimal(tax.value))}"
+    answer.cause_ids = [tax.id]
+    return True
+
+
+def _cause_told(answer: _Answer, cause: KeyFigure, figures: list[KeyFigure]) -> bool:
+    fact = answer.facts[cause.evidence_id]
+    period = next((periods_of(f)[0] for f in answer.facts.values() if f.kind == "invoice_total" and periods_of(f)),
+                  "")
+    answer.sentences.append(answer.say("includes_cause", month=month_name(period, answer.language),
+                                       noun=_cause_noun(answer, cause, figures, same=False)))
+    answer.cause = f"the customer asked about a charge on the bill: {CAUSE_LABELS[cause.name]}"
+    answer.cause_ids = [fact.id]
+    return True
+
+
+def _bill_change(answer: _Answer, figures: list[KeyFigure]) -> bool:
+    part = _part_asked(answer, figures)
+    if part is None:
         return _bill_change_told(answer, figures)
     if not _bill_change_told(answer, figures):
-        return _line_told(answer, line)
-    # The line first, then what the bill did (its lead sentence): two sentences, the citations of those two only.
+        return part()
+    # The part asked first, then what the bill did (its lead sentence): two sentences, those two's citations only.
     told = answer.sentences[:1]
     answer.sentences = []
     answer.used = []
-    _line_told(answer, line)
+    part()
     answer.sentences += told
     for evidence_id in _CITED.findall(" ".join(told)):
         if evidence_id not in answer.used:
@@ -446,6 +504,19 @@ def _line_told(answer: _Answer, line: FactItem) -> bool:
     answer.cause = f"the customer asked what a line of the bill is: {_note_money(line, value)}"
     answer.cause_ids = [line.id]
     return True
+
+
+# A payment fact's way of paying, in either language: "Pago del … por Bs. 2.204,00 (pago móvil) aplicado…".
+_PAID_BY = re.compile(r"\(([^()]+)\) (?:aplicado|applied)\b")
+
+
+def _method(answer: _Answer, fact: FactItem) -> str:
+    """Return " (pago móvil)": the way a payment was made, as billing names it, in the reply's language; "" when the
+    fact does not say."""
+    found = _PAID_BY.search(fact.text)
+    names = {name: code for phrases in BILLING_PHRASES.values() for code, name in phrases.methods.items()}
+    code = names.get(found.group(1)) if found else None
+    return f" ({BILLING_PHRASES[answer.language].methods[code]})" if code else ""
 
 
 def _bill_change_told(answer: _Answer, figures: list[KeyFigure]) -> bool:
@@ -529,6 +600,7 @@ def _payment_status(answer: _Answer, figures: list[KeyFigure]) -> bool:
         when = answer.date(primary["payment_date"].value, fact.id)
         month = answer.month(fact)
         if fact.kind == "payment":
+            amount += _method(answer, fact)
             # "Yes, …" answers "did my payment arrive?", not "how much IGTF did I pay?".
             lead = answer.say("payment_applied" if answer.asks_igtf else "payment_ok", amount=amount, date=when,
                               month=month)
@@ -667,6 +739,7 @@ _BEFORE = re.compile(r"\b(antes|before|anterior|previous|el mes pasado|last mont
 _PAID = re.compile(r"\b(pago|pague|pagaba|pagamos|pay|paid|paying|usual|usually|siempre|always|normalmente|"
                    r"todos los meses|every month)\b")
 _AMOUNT = re.compile(r"\d[\d.,]*")
+_FOLLOWED = re.compile(r"\s\([^()]*\)\s*$")  # the earlier question a follow-up is joined with (bot/followups.py)
 # The words a customer names a kind of bill line with (folded), by billing's line type.
 _LINE_WORDS = {
     "discount": re.compile(r"\b(descuento|discount)\b"),
@@ -676,7 +749,9 @@ _LINE_WORDS = {
     "installation": re.compile(r"\b(instalacion|installation)\b"),
     "proration": re.compile(r"\b(prorrateo|proration|prorat\w*)\b"),
     "credit": re.compile(r"\b(credito|credit)\b"),
+    "tax": re.compile(r"\b(iva|vat|impuestos?|tax|taxes)\b"),
 }
+_TAX = re.compile(r"^(\d+(?:\.\d+)?)% x (\d+(?:\.\d+)?) = ")  # a tax's derivation: "16.00% x 1400.00 = 224.00 …"
 # A payment fact's IGTF, as billing writes it in either language: "…; IGTF 4,87 USD en el recibo…".
 _IGTF = re.compile(r"; IGTF (.+?) (?:en el recibo|on the receipt)")
 _LINE_OF_TYPE = re.compile(r"^line \S+ \((\w+)\)")
@@ -711,9 +786,13 @@ def plan_answer(*, capability: str, facts: list[FactItem], figures: list[KeyFigu
     if planner is None:
         return None
     folded = fold(query, case="lower")
+    # A follow-up comes joined with the question it follows ("y de iva cuánto? (¿qué es el cargo de 750?)"): what
+    # it asks about — an amount, a kind of charge — is in its own words, not in the earlier question's.
+    own = _FOLLOWED.sub("", folded)
+    kinds = tuple(kind for kind, words in _LINE_WORDS.items() if words.search(own))
     answer = _Answer(_language(language), facts, asks_before=bool(_BEFORE.search(folded)),
-                     amounts=() if _PAID.search(folded) else quoted_amounts(folded),
-                     line_types=tuple(kind for kind, words in _LINE_WORDS.items() if words.search(folded)),
+                     amounts=() if _PAID.search(own) else quoted_amounts(own),
+                     line_types=kinds or tuple(kind for kind, words in _LINE_WORDS.items() if words.search(folded)),
                      asks_igtf=bool(re.search(r"\bigtf\b", folded)))
     figures = [f for f in figures if f.evidence_id in answer.facts]
     if not planner(answer, figures):

@@ -49,10 +49,15 @@ _ACCOUNT_PAYMENT = rx(
     r"zelle)\b",
     r"\b(card|tarjeta)\b.{0,30}\b(didn'?t (work|go through)|no (funciono|paso|sirvio)|rechaz\w*|declined|failed|"
     r"fallo)\b",
+    r"\b(fallo|rechazo|rechazaron|failed|declined)\b.{0,20}\b(card|tarjeta|payment|pago|zelle|transferencia)\b",
     r"\b(ya )?pague\b", r"\b(pago|payment)\b.*\b(rechaz|fall|failed|declined)",
     r"\b(my )?payment\b.*\b(went through|received|registered|posted|applied)",
     r"\bdid (you|u) (get|receive) my payment\b",
 )
+# A kind of charge on the bill named ("y de iva cuánto me están cobrando", "ese recargo de dónde sale", "with the
+# discount"): the bill-change capability states each line, the taxes and the late fee's workings.
+_CHARGE_KIND = rx(r"\b(iva|vat|impuestos?|tax|taxes|recargo|mora|late fee|visita|visit|reconexion|reconnection|"
+                  r"descuento|discount|credito|credit|prorrateo|proration|mensualidad|monthly fee)\b")
 # The customer's own bill or charges: on a document question, their facts help when they are known.
 OWN_BILL = rx(
     r"\b(mi|mis|en mi|de mi) (factura|facturas|recibo|cuenta|estado de cuenta|cobro|pago|plan)\b",
@@ -69,4 +74,6 @@ def account_capability(text: str) -> str:
         return "invoice_change"
     if _ACCOUNT_PAYMENT.search(folded):
         return "payments"
+    if _CHARGE_KIND.search(folded):
+        return "invoice_change"
     return "account_summary"

@@ -86,11 +86,11 @@ EXAMPLES = [
      "Bs. 1,624.00 of an earlier bill still unpaid when the grace period ended. This bill has Bs. 1,705.20 "
      "outstanding and is 10 days overdue."),
     ("payments", "payment_failed_then_succeeded", 0, "es",
-     "Sí, tu pago de Bs. 1.624,00 del 04/10/2026 se aplicó a tu factura de octubre, que quedó pagada. Antes hubo "
-     "un intento de pago de Bs. 1.624,00 del 04/09/2026 que no se completó (fondos insuficientes)."),
+     "Sí, tu pago de Bs. 1.624,00 (pago móvil) del 04/10/2026 se aplicó a tu factura de octubre, que quedó "
+     "pagada. Antes hubo un intento de pago de Bs. 1.624,00 del 04/09/2026 que no se completó (fondos insuficientes)."),
     ("payments", "payment_failed_then_succeeded", 0, "en",
-     "Yes, your payment of Bs. 1,624.00 on 2026-10-04 was applied to your October bill, which is now paid. An "
-     "earlier attempt of Bs. 1,624.00 on 2026-09-04 did not go through."),
+     "Yes, your payment of Bs. 1,624.00 (pago móvil) on 2026-10-04 was applied to your October bill, which is now "
+     "paid. An earlier attempt of Bs. 1,624.00 on 2026-09-04 did not go through."),
     ("account_summary", "late_fee", 0, "es",
      "Tu factura de octubre tiene un saldo pendiente de Bs. 1.705,20 y venció el 10/10/2026. Tu plan actual "
      "cuesta Bs. 1.400,00 al mes antes de IVA."),
@@ -161,7 +161,8 @@ def test_a_discount_line_asked_by_its_amount_is_said_as_taken_off(sim, client):
     assert line.text.split(": ", 1)[1].split(" = ")[0].strip("«»“”") in told and reply.grounded  # named as billed
 
 
-@pytest.mark.parametrize(("language", "query"), [("es", "y ese descuento qué es?"), ("en", "and what's that discount?")])
+@pytest.mark.parametrize(("language", "query"), [("es", "y ese descuento qué es?"),
+                                                 ("en", "and what's that discount?")])
 def test_a_line_asked_by_its_kind_is_named_when_the_change_does_not_explain_it(sim, client, language, query):
     result = next(r for r in map(client.invoice_change, sim.data.scenarios["unchanged"])
                   if any(f.kind == "invoice_line" and f.value.startswith("-") for f in r.evidence))
@@ -191,6 +192,39 @@ def test_the_igtf_asked_is_the_one_on_the_payments_receipt(sim, client, language
                    if r.ok and r.evidence[1:2] and r.evidence[1].kind == "payment" and "IGTF" not in r.evidence[1].text)
     draft, reply, _note = checked(bolivar, language, query)
     assert ("no lleva IGTF" if language == "es" else "no IGTF") in draft.reply and reply.grounded
+
+
+@pytest.mark.parametrize(("language", "query", "said"), [
+    ("es", "y de iva cuanto me estan cobrando en total", "El IVA de tu factura de octubre es de "),
+    ("en", "do u guys put vat on top of that fee too", "The VAT on your October bill is ")])
+def test_the_vat_asked_is_told_with_its_rate_and_base_then_the_change(sim, client, language, query, said):
+    result = client.invoice_change(customer(sim, "technical_visit", 0))
+    draft, reply, note = checked(result, language, query)
+    told = grounding.strip_citations(draft.reply)
+    tax = next(f for f in result.evidence if f.kind == "tax_computation")
+    assert told.startswith(said) and reply.grounded and note.grounded
+    assert ("16 %" if language == "es" else "16%") in told and told.count(". ") >= 1  # then the bill's lead
+    assert tax.value.replace(".", "," if language == "es" else ".") in told.replace(".", "," if language == "es"
+                                                                                     else ".")
+
+
+def test_a_lesser_cause_asked_by_its_kind_is_told_in_full_before_the_change(sim, client):
+    # A reconnection moved the bill most; "and that late fee, how much is it?" gets the late fee with its rate.
+    result = next(r for r in map(client.invoice_change, sim.data.scenarios["reconnection_fee"])
+                  if any(f.name == "late_fee" and f.role != "primary" for f in r.key_figures))
+    draft, reply, _note = checked(result, "es", "ah ok y el recargo ese q tmb me aparece d cuanto es")
+    told = grounding.strip_citations(draft.reply)
+    assert told.startswith("Tu factura de octubre incluye un recargo por mora de ") and " el 5 % de " in told
+    assert "reconexión" in told and reply.grounded
+
+
+def test_a_follow_up_asks_in_its_own_words_not_the_earlier_questions(sim, client):
+    # Joined with the question it follows, the earlier question's amount is not the line asked about.
+    result = client.invoice_change(customer(sim, "technical_visit", 0))
+    visit = next(f for f in result.evidence if f.kind == "invoice_line" and "Visita" in f.text)
+    amount = visit.value.split(".")[0]
+    draft, _reply, _note = checked(result, "es", f"y de iva cuanto me cobran (qué es el cargo de {amount}?)")
+    assert grounding.strip_citations(draft.reply).startswith("El IVA de tu factura")
 
 
 def test_the_note_gives_the_root_cause_the_evidence_and_each_formula(sim, client):

@@ -121,7 +121,8 @@ def test_the_classifier_never_decides_a_person_or_media(route):
 
 def test_an_unsure_account_question_keeps_its_route_and_says_it_is_unsure():
     routing = decide("la mora de este mes", scores(account=0.5, document=0.45, unsupported=0.05), threshold=0.55)
-    assert (routing.route, routing.unsure, routing.capability) == (Route.ACCOUNT, True, "account_summary")
+    # "la mora" names a charge: the bill-change capability states the late fee's workings.
+    assert (routing.route, routing.unsure, routing.capability) == (Route.ACCOUNT, True, "invoice_change")
 
 
 def test_a_policy_question_about_the_customers_own_case_is_a_document_question_with_their_facts():
@@ -168,7 +169,10 @@ def test_without_a_classifier_the_knowledge_base_path_is_taken_unsure():
      ("why is there a late fee on my bill?? I paid!", "invoice_change"),
      ("¿por qué me sale un recargo en mi factura?", "invoice_change"),
      ("and what's that discount?", "invoice_change"), ("¿qué es ese crédito?", "invoice_change"),
-     ("y de igtf cuánto se pagó", "payments")],
+     ("y de igtf cuánto se pagó", "payments"),
+     # A kind of charge named: the capability that states each line, the taxes and the late fee's workings.
+     ("y de iva cuanto me estan cobrando en total", "invoice_change"), ("do u guys put vat on that fee too",
+     "invoice_change"), ("y xq fallo lo d la tarjeta si yo tenia saldo", "payments")],
 )
 def test_account_questions_name_the_billing_capability(text, capability):
     assert account_capability(text) == capability
