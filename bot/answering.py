@@ -198,6 +198,19 @@ def _billing_facts(recorder, billing, capability, query, *, context, language, c
             draft.tool_calls.append(result.to_json())
             if result.should_escalate:
                 return _tool_error(capability, result)
+    if capability == "payments" and result.ok and not period and clarify.names_a_period(query):
+        # "¿cuánto pagué el mes pasado?", "last month i paid w my card right? how much igtf was that": that invoice's
+        # payment is the one the answer states.
+        invoices = result.data.get("invoices") or []
+        decision = clarify.period_decision(query, invoices, today=clock.today(), language=language)
+        if decision.chosen is not None and invoices and decision.chosen.period != invoices[0]["period"]:
+            with recorder.stage("billing"):
+                earlier = billing.payments(customer_id, period=decision.chosen.period)
+            draft.tool_calls.append(earlier.to_json())
+            if earlier.should_escalate:
+                return _tool_error(capability, earlier)
+            if earlier.ok and earlier.evidence:
+                result = earlier
     if capability == "account_summary" and result.ok and not period and clarify.names_a_period(query):
         earlier = _earlier_invoice(recorder, billing, query, customer_id, language=language)
         if earlier is not None:

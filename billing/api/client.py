@@ -367,15 +367,21 @@ class BillingClient:
 
         return self._run("invoices", body)
 
-    def payments(self, customer_id: str, *, limit: int = 10) -> ToolResult:
-        """Return the last payments (succeeded and failed) and, per invoice, paid vs total."""
+    def payments(self, customer_id: str, *, period: str | None = None, limit: int = 10) -> ToolResult:
+        """Return the last payments (succeeded and failed) and, per invoice, paid vs total; with `period` (YYYY-MM),
+        that invoice's payments only, its latest attempt the one an answer states ("¿cuánto pagué el mes
+        pasado?")."""
 
         def body():
             customer = self._customer(customer_id)
             found = self._payments(customer_id, limit)
             invoices = self._invoices(customer_id, 6)
-            sheet = calc.payments_sheet(invoices, found, customer.language)
-            return sheet, {"customer": customer.to_json(), "payments": [p.to_json() for p in found]}
+            stated = [inv for inv in invoices if inv.period == period] if period else invoices
+            if period and not stated:
+                raise _Failure("invoice_not_found", f"no invoice for {period}", infrastructure=False)
+            sheet = calc.payments_sheet(stated, found, customer.language)
+            return sheet, {"customer": customer.to_json(), "payments": [p.to_json() for p in found],
+                           "invoices": [{"id": inv.id, "period": inv.period} for inv in invoices]}
 
         return self._run("payments", body)
 

@@ -92,6 +92,20 @@ def test_missing_invoice_month_is_a_business_answer(sim, healthy):
     assert (result.ok, result.should_escalate, result.error.code) == (False, False, "invoice_not_found")
 
 
+def test_payments_for_a_period_state_that_invoices_payment_first(sim, healthy):
+    customer_id = next(c for c, account in sorted(sim.app.data.accounts.items())
+                       if len({p.invoice_id for p in account.payments if p.status == "succeeded"}) >= 2)
+    latest = healthy.payments(customer_id)
+    earlier_period = latest.data["invoices"][1]["period"]
+    earlier = healthy.payments(customer_id, period=earlier_period)
+    assert earlier.ok and earlier.key_figures
+    stated = earlier.fact(earlier.key_figures[0])
+    assert earlier_period in stated.text and latest.data["invoices"][0]["period"] not in " ".join(
+        fact.text for fact in earlier.evidence)
+    missing = healthy.payments(customer_id, period="2019-01")
+    assert (missing.ok, missing.should_escalate, missing.error.code) == (False, False, "invoice_not_found")
+
+
 def test_a_business_answer_breaks_a_streak_of_infrastructure_failures(sim, breaker):
     customer_id = a_customer(sim)
     with make_client(sim, breaker, fault="503") as failing, make_client(sim, breaker) as healthy:

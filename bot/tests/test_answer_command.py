@@ -142,6 +142,19 @@ def test_a_question_about_a_limit_is_answered_with_the_bound_the_help_center_sta
     assert then["outcome"] == "answered" and "USD 30.00" in then["reply"], then
 
 
+def test_a_payment_asked_for_last_month_is_that_invoices(healthy_billing):
+    customer_id, account = next((c, a) for c, a in sorted(healthy_billing.data.accounts.items())
+                                if a.customer.language == "es" and len(a.invoices) > 1
+                                and len({p.invoice_id for p in a.payments if p.status == "succeeded"}) > 1
+                                and not any(p.status != "succeeded" for p in a.payments))
+    earlier = account.invoices[1]
+    paid = next(p for p in account.payments if p.invoice_id == earlier.id)
+    decision = answer("y el mes pasado cuánto pagué?", "--customer", customer_id)
+    assert decision["outcome"] == "answered" and decision["route"] == "account", decision
+    amount = f"{paid.amount.amount:,.2f}".replace(",", "_").replace(".", ",").replace("_", ".")
+    assert amount in decision["reply"] and paid.date.strftime("%d/%m/%Y") in decision["reply"], decision["reply"]
+
+
 def _customer(simulator, *, segment: str, language: str = "es") -> str:
     """Return the id of one of the simulated customers of this kind (the dataset is built for the clock's date)."""
     return next(cid for cid, account in sorted(simulator.data.accounts.items())

@@ -38,7 +38,7 @@ class Command(BaseCommand):
         parser.add_argument("--whatsapp-id")
         parser.add_argument("--account-number")
         parser.add_argument("--national-id", help="cédula V-12345678 or RIF J-12345678-9")
-        parser.add_argument("--period", help="YYYY-MM (invoices, invoice_change)")
+        parser.add_argument("--period", help="YYYY-MM (invoices, invoice_change, payments)")
         parser.add_argument("--invoice", help="invoice id (request_credit_note)")
         parser.add_argument("--amount", help="decimal amount (request_credit_note)")
         parser.add_argument("--currency", choices=("USD", "VES"))
@@ -101,7 +101,7 @@ class Command(BaseCommand):
         if capability == "invoice_change":
             return lambda client: client.invoice_change(customer, period=options["period"])
         if capability == "payments":
-            return lambda client: client.payments(customer)
+            return lambda client: client.payments(customer, period=options["period"])
         missing = [flag for flag in ("invoice", "amount", "currency", "idempotency_key") if not options[flag]]
         if missing:
             raise CommandError(
