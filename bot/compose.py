@@ -732,7 +732,8 @@ def _note_figure(fact: FactItem, figure: KeyFigure) -> str:
 
 
 # The question asks what was paid before: "y antes cuánto pagaba?", "and before the upgrade how much was I paying".
-_BEFORE = re.compile(r"\b(antes|before|anterior|previous|el mes pasado|last month|usual|de costumbre|solia|used to)\b")
+_BEFORE = re.compile(r"\b(antes|before|anterior|previous|el mes pasado|last month|usual|de costumbre|solia|used to|"
+                     r"pagaba|pagabamos|was i paying|i was paying|were we paying|we were paying)\b")
 
 
 # The question says what the customer pays or paid ("si yo pago 1624 todos los meses"): its amount is not a line asked.

@@ -123,7 +123,8 @@ def test_the_answer_leads_with_the_key_figure_and_its_cause(sim, client, capabil
 
 @pytest.mark.parametrize(("language", "query", "earlier"), [
     ("es", "y antes cuánto pagaba?", "La de septiembre fue de Bs. 1.299,20."),
-    ("en", "and before that, how much was I paying?", "The September bill was Bs. 1,299.20.")])
+    ("en", "and before that, how much was I paying?", "The September bill was Bs. 1,299.20."),
+    ("en", "how much was i paying w the discount again", "The September bill was Bs. 1,299.20.")])
 def test_a_change_asked_against_what_was_paid_before_also_states_the_earlier_total(sim, client, language, query,
                                                                                     earlier):
     result = client.invoice_change(customer(sim, "promotion_ended", 0))
