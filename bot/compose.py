@@ -450,8 +450,8 @@ def _line_type_of_cause(answer: _Answer, figure: KeyFigure) -> str:
     """The bill line type a cause figure speaks of ("late_fee", "reconnection"…), "" when none."""
     if figure.name == "charge":
         return answer.facts[figure.evidence_id].kind
-    return {"late_fee": "late_fee", "prorated_amount": "proration", "outage_credit": "credit",
-            "discount_ended": "discount"}.get(figure.name, "")
+    # An ended promotion is no charge the bill includes: "y ese descuento?" is told by the change's own sentence.
+    return {"late_fee": "late_fee", "prorated_amount": "proration", "outage_credit": "credit"}.get(figure.name, "")
 
 
 def _tax_told(answer: _Answer, tax: FactItem) -> bool:
