@@ -126,6 +126,7 @@ PHRASES = {
         "line": "La línea de {amount} de tu factura de {month} es «{description}».",
         "tax": "El IVA de tu factura de {month} es de {computed}: el {rate} sobre una base de {base}.",
         "includes_cause": "Tu factura de {month} incluye {noun}.",
+        "paid_late": "Tu factura de {month} quedó pagada el {date}, {days} días después de su vencimiento.",
         "line_off": "Los {amount} que se restan en tu factura de {month} son «{description}».",
     },
     "en": {
@@ -196,6 +197,7 @@ PHRASES = {
         "line": "The {amount} line on your {month} bill is “{description}”.",
         "tax": "The VAT on your {month} bill is {computed}: {rate} of a taxable base of {base}.",
         "includes_cause": "Your {month} bill includes {noun}.",
+        "paid_late": "Your {month} bill was paid on {date}, {days} days after its due date.",
         "line_off": "The {amount} taken off your {month} bill is “{description}”.",
     },
 }
@@ -261,7 +263,8 @@ class _Answer:
     """Sentences with their citations, and what the agent's note needs to know about them."""
 
     def __init__(self, language: str, facts: list[FactItem], *, asks_before: bool = False,
-                 amounts: tuple[Decimal, ...] = (), line_types: tuple[str, ...] = (), asks_igtf: bool = False):
+                 amounts: tuple[Decimal, ...] = (), line_types: tuple[str, ...] = (), asks_igtf: bool = False,
+                 asks_days_late: bool = False):
         self.language = language
         self.table = PHRASES[language]
         self.facts = {fact.id: fact for fact in facts}
@@ -273,6 +276,7 @@ class _Answer:
         self.amounts = amounts  # the amounts the question quotes as asked about ("250 de q?"), not as paid
         self.line_types = line_types  # the kinds of bill line the question names ("ese descuento", "the late fee")
         self.asks_igtf = asks_igtf  # the question asks about the IGTF paid
+        self.asks_days_late = asks_days_late  # the question asks how late a bill was paid
 
     def cite(self, text: str, *ids: str) -> str:
         """Return a figure followed by its citation group, and remember the ids."""
@@ -438,6 +442,10 @@ def _part_asked(answer: _Answer, figures: list[KeyFigure]):
                 and _TAX.match(f.derivation or "")), None)
     if "tax" in answer.line_types and tax is not None:
         return lambda: _tax_told(answer, tax)
+    late = next((f for f in answer.facts.values() if f.kind == "days_late" and _PAID_LATE.match(f.derivation or "")),
+                None)
+    if answer.asks_days_late and late is not None:
+        return lambda: _lateness_told(answer, late)
     lesser = next((f for f in figures if f.role != PRIMARY and f.name in CAUSES
                    and _line_type_of_cause(answer, f) in answer.line_types), None)
     if lesser is not None:
@@ -462,6 +470,18 @@ def _tax_told(answer: _Answer, tax: FactItem) -> bool:
         base=answer.cite(money(Decimal(base), tax.currency, answer.language), tax.id)))
     answer.cause = f"the customer asked about the VAT: {_note_money(tax, Decimal(tax.value))}"
     answer.cause_ids = [tax.id]
+    return True
+
+
+def _lateness_told(answer: _Answer, late: FactItem) -> bool:
+    """How late the bill behind a late fee was paid ("Tu factura de noviembre quedó pagada el 20/11/2026, 10 días
+    después de su vencimiento.")."""
+    paid, _due, days = _PAID_LATE.match(late.derivation).groups()
+    answer.sentences.append(answer.say("paid_late", month=answer.month(late),
+                                       date=answer.date(date.fromisoformat(paid), late.id),
+                                       days=answer.cite(days, late.id)))
+    answer.cause = f"the customer asked how late a bill was paid: {days} days"
+    answer.cause_ids = [late.id]
     return True
 
 
@@ -740,6 +760,9 @@ _BEFORE = re.compile(r"\b(antes|before|anterior|previous|el mes pasado|last mont
 _PAID = re.compile(r"\b(pago|pague|pagaba|pagamos|pay|paid|paying|usual|usually|siempre|always|normalmente|"
                    r"todos los meses|every month)\b")
 _AMOUNT = re.compile(r"\d[\d.,]*")
+_DAYS_LATE = re.compile(r"\b(days late|dias (de atraso|tarde)|how late|que tan tarde|cuanto me atrase)\b")
+# A days-late fact's derivation: "2026-11-20 - 2026-11-10 = 10 days" (paid, due, days).
+_PAID_LATE = re.compile(r"^(\d{4}-\d{2}-\d{2}) - (\d{4}-\d{2}-\d{2}) = (\d+) days")
 _FOLLOWED = re.compile(r"\s\([^()]*\)\s*$")  # the earlier question a follow-up is joined with (bot/followups.py)
 # The words a customer names a kind of bill line with (folded), by billing's line type.
 _LINE_WORDS = {
@@ -794,7 +817,8 @@ def plan_answer(*, capability: str, facts: list[FactItem], figures: list[KeyFigu
     answer = _Answer(_language(language), facts, asks_before=bool(_BEFORE.search(folded)),
                      amounts=() if _PAID.search(own) else quoted_amounts(own),
                      line_types=kinds or tuple(kind for kind, words in _LINE_WORDS.items() if words.search(folded)),
-                     asks_igtf=bool(re.search(r"\bigtf\b", folded)))
+                     asks_igtf=bool(re.search(r"\bigtf\b", folded)),
+                     asks_days_late=bool(_DAYS_LATE.search(own)))
     figures = [f for f in figures if f.evidence_id in answer.facts]
     if not planner(answer, figures):
         return None

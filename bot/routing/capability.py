@@ -56,7 +56,8 @@ _ACCOUNT_PAYMENT = rx(
 )
 # A kind of charge on the bill named ("y de iva cuánto me están cobrando", "ese recargo de dónde sale", "with the
 # discount"): the bill-change capability states each line, the taxes and the late fee's workings.
-_CHARGE_KIND = rx(r"\b(iva|vat|impuestos?|tax|taxes|recargo|mora|late fee|visita|visit|reconexion|reconnection|"
+_CHARGE_KIND = rx(r"\b(iva|vat|impuestos?|tax|taxes|recargo|mora|late fee|days late|dias de atraso|visita|visit|"
+                  r"reconexion|reconnection|"
                   r"descuento|discount|credito|credit|prorrateo|proration|mensualidad|monthly fee)\b")
 # The customer's own bill or charges: on a document question, their facts help when they are known.
 OWN_BILL = rx(

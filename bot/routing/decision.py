@@ -91,6 +91,9 @@ _OWN_RECORDS = rx(
     r"\b(cuant[oa]|how much)\b.{0,25}\b(factura|recibo|bill|invoice)\b.{0,25}"
     r"\b(este mes|del mes|mes pasado|this month|last month)\b",
     r"\b(debo|adeudo|owe|am i behind|estoy atrasad\w*|tengo (algo )?pendiente)\b",
+    # How late they paid: "how many days late was i" asks their records, not the grace-period rule.
+    r"\bdays late (was i|were we|am i|are we|did i pay|did we pay)\b|\bcuantos dias (de atraso|tarde) (tuve|llevo|"
+    r"pague|pagamos)\b",
     # A charge on their own bill asked about: "why is there a late fee on my bill?", "¿por qué me sale un recargo en
     # mi factura?" ("is there a late fee?" alone asks the policy).
     r"\b(why|por ?que|xq)\b.{0,40}\b(on|in) my (bill|invoice|account|statement)\b",

@@ -25,7 +25,10 @@ _OWED = rx(
     r"\bwhat do i owe\b|\bmy (current |outstanding |pending )?balance\b|\bmi (saldo|deuda)\b|\bque debo\b",
     r"^\W*(consulta de |consultar (el |mi )?|ver (mi |el )?)?saldo\W*$|\bcuant[oa]s? (facturas|recibos) (tengo|debo)\b|"
     r"\b(tengo|have i got|do i have) (\w+ )?(facturas|recibos|bills|invoices) (vencid|pendient|overdue|unpaid)",
-    r"\b(que|cual|which|what) plan (tengo|tiene mi|do i have|am i on)\b|\bmi plan (actual|contratado)\b",
+    r"\b(que|q|cual|which|what) plan (es (que|q) )?(tengo|tenemos|tiene mi|do i have|do we have|am i on|are we on)\b|"
+    r"\bmi plan (actual|contratado)\b",
+    r"\bhow (many|much) days late (was i|were we|am i|are we|did i pay|did we pay)\b|\bcuantos dias (de atraso|tarde) "
+    r"(tuve|tengo|llevo|pague|pagamos)\b",
     r"\bpor cuanto me (llego|vino|salio)\b|\bcuanto me (llego|vino|salio|cobraron)\b",
     r"\bhasta cuando (tengo|puedo|hay)\b.{0,25}\bpagar\b.{0,15}\b(la|mi) factura\b",
     r"\b(cuando|when)\b.{0,10}\b(vence|is due|due date)\b.{0,10}\b(mi factura|my (bill|invoice))\b|\bwhen is my "
@@ -40,6 +43,7 @@ _CHARGED = rx(
     r"dos veces|de mas|demasiado)",
     r"\b(factura|recibo)\b.{0,25}\b(carisim[oa]|muy car[oa]|tan car[oa]|car[oa]|muy alt[oa]|tan alt[oa])\b",
     r"\b(charged me|i was charged|i got charged|overcharged|double charged|charged twice)\b",
+    r"\b(did|have) (we|i) (get |been )?charged\b|\b(were we|was i|we were|we got) charged\b",
 )
 # A line of the bill named by its amount: "what's the minus 50 line?", "la línea de 250", "ese cargo de 750".
 _LINE = rx(r"\b(the|that|this|ese|este|esa|esta|la|el) (minus |menos |-)?\d+([.,]\d+)? (line|linea|charge|cargo|item)\b",

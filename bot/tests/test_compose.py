@@ -228,6 +228,17 @@ def test_a_follow_up_asks_in_its_own_words_not_the_earlier_questions(sim, client
     assert grounding.strip_citations(draft.reply).startswith("El IVA de tu factura")
 
 
+@pytest.mark.parametrize(("language", "query", "said"), [
+    ("es", "cuantos dias de atraso tuve?", " días después de su vencimiento."),
+    ("en", "how many days late was i", " days after its due date.")])
+def test_how_late_a_bill_was_paid_is_told_before_the_change(sim, client, language, query, said):
+    result = client.invoice_change(customer(sim, "late_fee", 0))
+    late = next(f for f in result.evidence if f.kind == "days_late")
+    draft, reply, note = checked(result, language, query)
+    told = grounding.strip_citations(draft.reply)
+    assert f"{late.value}{said}" in told.split(". ")[0] + "." and reply.grounded and note.grounded
+
+
 def test_the_note_gives_the_root_cause_the_evidence_and_each_formula(sim, client):
     result = client.invoice_change(customer(sim, "promotion_ended", 0))
     draft, _reply, note = checked(result, "es")

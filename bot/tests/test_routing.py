@@ -169,7 +169,7 @@ def test_without_a_classifier_the_knowledge_base_path_is_taken_unsure():
      ("why is there a late fee on my bill?? I paid!", "invoice_change"),
      ("¿por qué me sale un recargo en mi factura?", "invoice_change"),
      ("and what's that discount?", "invoice_change"), ("¿qué es ese crédito?", "invoice_change"),
-     ("y de igtf cuánto se pagó", "payments"),
+     ("y de igtf cuánto se pagó", "payments"), ("how many days late was i", "invoice_change"),
      # A kind of charge named: the capability that states each line, the taxes and the late fee's workings.
      ("y de iva cuanto me estan cobrando en total", "invoice_change"), ("do u guys put vat on that fee too",
      "invoice_change"), ("y xq fallo lo d la tarjeta si yo tenia saldo", "payments")],
@@ -275,3 +275,15 @@ def test_whether_there_is_a_fee_asked_alone_is_the_policy():
                                   "how could i pay from abroad?"])
 def test_an_english_question_of_whether_where_or_how_is_never_an_action(text):
     assert decide(text, scores(unsupported=0.7, document=0.3)).route != Route.UNSUPPORTED
+
+
+@pytest.mark.parametrize("text", [
+    "did we get charged igtf on the zelle one",
+    "was i charged a late fee?",
+    "y yo q plan es q tengo?",
+    "how many days late was i",
+])
+def test_a_question_about_what_the_customer_was_charged_or_has_is_their_records(text):
+    # Whatever a classifier would say: "did we get charged" and "q plan tengo" point at their own records.
+    decided = decide(text, scores(document=1.0))
+    assert decided.route == Route.ACCOUNT and decided.rule.startswith("own records")
