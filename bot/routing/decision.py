@@ -23,7 +23,7 @@ from bot.routing.capability import OWN_BILL, account_capability
 from bot.routing.courtesy import REQUEST_MARKERS, SOCIAL_MARKERS, courtesy_of
 from bot.routing.language import detect_language
 from bot.routing.person import asks_for_person
-from bot.routing.records import RECORDS_ONLY, own_records
+from bot.routing.records import DAYS_LATE, RECORDS_ONLY, own_records
 from bot.routing.scope import asks_about_policy, in_domain, outside_scope
 from bot.routing.text import read_as_meant, rx
 from bot.routing.types import Courtesy, Route, Routing
@@ -91,9 +91,7 @@ _OWN_RECORDS = rx(
     r"\b(cuant[oa]|how much)\b.{0,25}\b(factura|recibo|bill|invoice)\b.{0,25}"
     r"\b(este mes|del mes|mes pasado|this month|last month)\b",
     r"\b(debo|adeudo|owe|am i behind|estoy atrasad\w*|tengo (algo )?pendiente)\b",
-    # How late they paid: "how many days late was i" asks their records, not the grace-period rule.
-    r"\bdays late (was i|were we|am i|are we|did i pay|did we pay)\b|\bcuantos dias (de atraso|tarde) (tuve|llevo|"
-    r"pague|pagamos)\b",
+    DAYS_LATE,  # "how many days late was i" asks their records, not the grace-period rule
     # A charge on their own bill asked about: "why is there a late fee on my bill?", "¿por qué me sale un recargo en
     # mi factura?" ("is there a late fee?" alone asks the policy).
     r"\b(why|por ?que|xq)\b.{0,40}\b(on|in) my (bill|invoice|account|statement)\b",

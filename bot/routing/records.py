@@ -18,6 +18,10 @@ _NUMBERED = rx(
     rf"\b{_RECORD}\s*(?:#|no\.?|n°|nro\.?|numero|number|num\.?|id)?\s*:?\s*#?\s*\d{{3,}}",
     r"#\s*\d{3,}",
 )
+# How late the customer paid: "how many days late was i", "¿cuántos días de atraso tuve?" (routing's decision also
+# reads it as their records, not the grace-period rule, beside a policy question's "how many").
+DAYS_LATE = (r"\bdays late (was i|were we|am i|are we|did i pay|did we pay)\b|\bcuantos dias (de atraso|tarde) "
+             r"(tuve|tengo|llevo|pague|pagamos)\b")
 _OWED = rx(
     r"\bcuant[oa]\b.{0,20}\b(debo|deben|debemos|adeudo|tengo que pagar|hay que pagar|tengo pendiente|voy a pagar|"
     r"pago este mes|es mi factura|sale mi factura|es la factura de este mes)\b",
@@ -27,8 +31,7 @@ _OWED = rx(
     r"\b(tengo|have i got|do i have) (\w+ )?(facturas|recibos|bills|invoices) (vencid|pendient|overdue|unpaid)",
     r"\b(que|q|cual|which|what) plan (es (que|q) )?(tengo|tenemos|tiene mi|do i have|do we have|am i on|are we on)\b|"
     r"\bmi plan (actual|contratado)\b",
-    r"\bhow (many|much) days late (was i|were we|am i|are we|did i pay|did we pay)\b|\bcuantos dias (de atraso|tarde) "
-    r"(tuve|tengo|llevo|pague|pagamos)\b",
+    DAYS_LATE,
     r"\bpor cuanto me (llego|vino|salio)\b|\bcuanto me (llego|vino|salio|cobraron)\b",
     r"\bhasta cuando (tengo|puedo|hay)\b.{0,25}\bpagar\b.{0,15}\b(la|mi) factura\b",
     r"\b(cuando|when)\b.{0,10}\b(vence|is due|due date)\b.{0,10}\b(mi factura|my (bill|invoice))\b|\bwhen is my "
