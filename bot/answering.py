@@ -193,9 +193,7 @@ def _billing_facts(recorder, billing, capability, query, *, context, language, c
         if decision.options:
             return _ask(recorder, context, "period", query, decision.options, language)
         if decision.chosen is not None and decision.chosen.period != invoices[0]["period"]:
-            with recorder.stage("billing"):
-                result = billing.invoice_change(customer_id, period=decision.chosen.period)
-            draft.tool_calls.append(result.to_json())
+            result = _for_period(recorder, billing, capability, customer_id, decision.chosen.period)
             if result.should_escalate:
                 return _tool_error(capability, result)
     if capability == "payments" and result.ok and not period and clarify.names_a_period(query):
@@ -204,9 +202,7 @@ def _billing_facts(recorder, billing, capability, query, *, context, language, c
         invoices = result.data.get("invoices") or []
         decision = clarify.period_decision(query, invoices, today=clock.today(), language=language)
         if decision.chosen is not None and invoices and decision.chosen.period != invoices[0]["period"]:
-            with recorder.stage("billing"):
-                earlier = billing.payments(customer_id, period=decision.chosen.period)
-            draft.tool_calls.append(earlier.to_json())
+            earlier = _for_period(recorder, billing, capability, customer_id, decision.chosen.period)
             if earlier.should_escalate:
                 return _tool_error(capability, earlier)
             if earlier.ok and earlier.evidence:
@@ -218,6 +214,14 @@ def _billing_facts(recorder, billing, capability, query, *, context, language, c
                 return _tool_error("invoices", earlier)
             return list(earlier.evidence), list(earlier.key_figures), earlier.data or {}, "invoices"
     return list(result.evidence), list(result.key_figures), (result.data or {}) if result.ok else {}, capability
+
+
+def _for_period(recorder, billing, capability, customer_id, period):
+    """Call a billing capability again for one invoice's period (YYYY-MM), the call recorded in the trace."""
+    with recorder.stage("billing"):
+        result = getattr(billing, capability)(customer_id, period=period)
+    recorder.draft.tool_calls.append(result.to_json())
+    return result
 
 
 def _earlier_invoice(recorder, billing, query, customer_id, *, language):
@@ -238,9 +242,7 @@ def _earlier_invoice(recorder, billing, query, customer_id, *, language):
         return None
     if chosen.period == invoices[1]["period"]:
         return result
-    with recorder.stage("billing"):
-        older = billing.invoices(customer_id, period=chosen.period)
-    recorder.draft.tool_calls.append(older.to_json())
+    older = _for_period(recorder, billing, "invoices", customer_id, chosen.period)
     return older if older.ok or older.should_escalate else None
 
 

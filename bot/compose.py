@@ -406,17 +406,10 @@ def _follow_up(answer: _Answer, figures: list[KeyFigure], headline: KeyFigure | 
     return ""
 
 
-def _line_asked(answer: _Answer, figures: list[KeyFigure]) -> FactItem | None:
-    """The line of the current bill the question asks about: the one whose amount it quotes ("250 de q?", "what's the
-    minus 50 line?"), else the one of the kind it names ("y ese descuento qué es?") when the bill has one line of
-    that kind and the bill's change does not already explain it (a late fee that is what moved the bill is told as
-    its cause); None otherwise. Billing states each line of the current bill last (kind `invoice_line`, its type in
-    the derivation)."""
-    lines = [fact for fact in answer.facts.values()
-             if fact.kind == "invoice_line" and fact.value and _LINE_NAME.search(fact.text)]
-    by_amount = [fact for fact in lines if abs(Decimal(fact.value)) in answer.amounts]
-    if by_amount:
-        return by_amount[0]
+def _line_of_kind(answer: _Answer, lines: list[FactItem], figures: list[KeyFigure]) -> FactItem | None:
+    """The line of the kind the question names ("y ese descuento qué es?") when the bill has one line of that kind
+    and the bill's change does not already explain it (a late fee that is what moved the bill is told as its
+    cause); None otherwise."""
     of_kind = [fact for fact in lines if _line_type(fact) in answer.line_types]
     causes = {abs(Decimal(f.value)) for f in figures if f.name in CAUSES and isinstance(f.value, Decimal)}
     return of_kind[0] if len(of_kind) == 1 and abs(Decimal(of_kind[0].value)) not in causes else None
@@ -431,13 +424,14 @@ def _part_asked(answer: _Answer, figures: list[KeyFigure]):
     """The sentence that answers a question about one part of the bill, as a function that states it, or None: a
     line asked by its amount; the VAT asked about (its amount, rate and base); a charge that is one of the change's
     lesser causes, asked by its kind (told in full: "Tu factura de diciembre incluye un recargo por mora de USD 1,62:
-    el 5 % de…"); another line asked by its kind."""
+    el 5 % de…"); another line asked by its kind. Billing states each line of the current bill last (kind
+    `invoice_line`, its type in the derivation)."""
     lines = [fact for fact in answer.facts.values()
              if fact.kind == "invoice_line" and fact.value and _LINE_NAME.search(fact.text)]
     by_amount = next((fact for fact in lines if abs(Decimal(fact.value)) in answer.amounts), None)
     if by_amount is not None:
         return lambda: _line_told(answer, by_amount)
-    current = next((periods_of(f)[:1] for f in answer.facts.values() if f.kind == "invoice_total"), [])
+    current = _current_period(answer)
     tax = next((f for f in answer.facts.values() if f.kind == "tax_computation" and periods_of(f)[:1] == current
                 and _TAX.match(f.derivation or "")), None)
     if "tax" in answer.line_types and tax is not None:
@@ -450,8 +444,13 @@ def _part_asked(answer: _Answer, figures: list[KeyFigure]):
                    and _line_type_of_cause(answer, f) in answer.line_types), None)
     if lesser is not None:
         return lambda: _cause_told(answer, lesser, figures)
-    line = _line_asked(answer, figures)
+    line = _line_of_kind(answer, lines, figures)
     return (lambda: _line_told(answer, line)) if line is not None else None
+
+
+def _current_period(answer: _Answer) -> list[str]:
+    """The newest bill's period as its total states it (["2026-12"]), [] when billing gave no total."""
+    return next((periods_of(f)[:1] for f in answer.facts.values() if f.kind == "invoice_total"), [])
 
 
 def _line_type_of_cause(answer: _Answer, figure: KeyFigure) -> str:
@@ -487,8 +486,7 @@ def _lateness_told(answer: _Answer, late: FactItem) -> bool:
 
 def _cause_told(answer: _Answer, cause: KeyFigure, figures: list[KeyFigure]) -> bool:
     fact = answer.facts[cause.evidence_id]
-    period = next((periods_of(f)[0] for f in answer.facts.values() if f.kind == "invoice_total" and periods_of(f)),
-                  "")
+    period = (_current_period(answer) or [""])[0]
     answer.sentences.append(answer.say("includes_cause", month=month_name(period, answer.language),
                                        noun=_cause_noun(answer, cause, figures, same=False)))
     answer.cause = f"the customer asked about a charge on the bill: {CAUSE_LABELS[cause.name]}"
@@ -528,14 +526,15 @@ def _line_told(answer: _Answer, line: FactItem) -> bool:
 
 # A payment fact's way of paying, in either language: "Pago del … por Bs. 2.204,00 (pago móvil) aplicado…".
 _PAID_BY = re.compile(r"\(([^()]+)\) (?:aplicado|applied)\b")
+# Billing's name of each way of paying, in every language, back to its code ("pago móvil" → pago_movil).
+_METHOD_CODES = {name: code for phrases in BILLING_PHRASES.values() for code, name in phrases.methods.items()}
 
 
 def _method(answer: _Answer, fact: FactItem) -> str:
     """Return " (pago móvil)": the way a payment was made, as billing names it, in the reply's language; "" when the
     fact does not say."""
     found = _PAID_BY.search(fact.text)
-    names = {name: code for phrases in BILLING_PHRASES.values() for code, name in phrases.methods.items()}
-    code = names.get(found.group(1)) if found else None
+    code = _METHOD_CODES.get(found.group(1)) if found else None
     return f" ({BILLING_PHRASES[answer.language].methods[code]})" if code else ""
 
 

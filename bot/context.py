@@ -38,6 +38,10 @@ class TurnContext:
         """Return the saved fields whose value differs from the one the turn started with."""
         return {name: getattr(self, name) for name in self.SAVED if getattr(self, name) != self._loaded[name]}
 
+    def last_reply(self) -> str:
+        """The bot's latest reply in the conversation ("" when it has said nothing yet)."""
+        return next((said for role, said in reversed(self.history) if role == "assistant"), "")
+
     def remember_identity_question(self, query: str) -> None:
         """Keep the question the customer asked while the bot asks who they are."""
         self.pending_query = query

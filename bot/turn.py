@@ -248,7 +248,7 @@ def _follow_up(recorder, routing, text, context: TurnContext, *, router=None):
         return routing, text
     routing = _route(recorder, joined, kind="text", default_language=context.language, router=router)
     recorder.draft.routing_rule = f"{recorder.draft.routing_rule}; follow-up of the previous question"[:100]
-    context.previous_reply = next((said for role, said in reversed(context.history) if role == "assistant"), "")
+    context.previous_reply = context.last_reply()
     return routing, joined
 
 
@@ -268,7 +268,7 @@ def _not_a_repeat(outcome, context: TurnContext, query: str):
     """Never send the same reply twice in a row to two different questions: a person reads the second."""
     if not isinstance(outcome, Answered) or not context.history:
         return outcome
-    last_reply = next((said for role, said in reversed(context.history) if role == "assistant"), "")
+    last_reply = context.last_reply()
     last_question = next((said for role, said in reversed(context.history) if role == "user"), "")
     if last_reply.strip() == outcome.text.strip() and last_question.strip() != query.strip():
         return Escalated(Reason.NO_CONTEXT, ["The reply would repeat the previous one word for word; the customer "
