@@ -58,10 +58,13 @@ _KIND_CUES = (
         r"las )?(llega|llegan|vence|"
         r"se acredita|se refleja|reconectan|vuelve|devuelven|pagan|reembolsan)|when (will|do|does|is) .{0,30}"
         r"(arrive|come|show|back|due|refund|reconnect|post|paid|reflect|take)|plazo|deadline|en cuanto tiempo)\b")),
+    # A list: what or which, then a plural of kinds of thing, maybe after "other" and one more word ("a qué otras
+    # cosas le cobran IVA", "which dollar bills"); "all the ways"; "what kind of".
     (LIST, re.compile(
-        r"\b((que|cuales) (formas|metodos|medios|opciones|planes|bancos|canales|oficinas|billetes|documentos|datos|"
-        r"requisitos|servicios|cosas|tipos)|what (payment )?(methods|options|plans|banks|channels|ways|documents|"
-        r"kinds|types|bills|services)|which (payment )?(methods|options|plans|banks|bills|ways|documents)|where are "
+        r"\b((que|cuales) (otr[oa]s )?(formas|metodos|medios|opciones|planes|bancos|canales|oficinas|billetes|"
+        r"documentos|datos|requisitos|restricciones|condiciones|servicios|cosas|tipos)|que tipo de|"
+        r"(what|which) (other )?(\w+ )?(methods|options|plans|banks|channels|ways|documents|kinds|types|bills|services|"
+        r"restrictions|things)|what (kind|type|sort)s? of|all (the |your )?(ways|options|methods)|where are "
         r"your|donde (estan|quedan) (sus|las)|list|lista de|formas de pago|payment (methods|options|modalities))\b")),
     (AMOUNT, re.compile(
         r"\b(cuanto (cuesta|cobran|es|sale|vale|me cobran|pago|hay que pagar|queda|seria|sería|me toca)|how much|"

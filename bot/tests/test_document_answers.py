@@ -16,6 +16,10 @@ from bot.relevance import relevance
     ("y cuándo me lo devuelven si me doy de baja?", DURATION),  # a pronoun between "cuándo" and the verb
     ("¿cuándo me la reconectan?", DURATION),
     ("¿qué formas de pago tienen?", LIST),
+    ("so what are all the options to pay the bill??", LIST),  # "all the options", the kinds of thing asked for
+    ("¿y qué otras cosas cobran aparte de la mensualidad?", LIST),  # "other" between "qué" and the things
+    ("which dollar bills are accepted?", LIST),  # a word between "which" and the things
+    ("what kind of faults count as mine?", LIST),
     ("¿cómo reporto una transferencia?", PROCEDURE),
     ("¿a qué correo mando el comprobante?", CONTACT),
     ("what number do I call for support?", CONTACT),
