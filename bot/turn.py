@@ -28,7 +28,7 @@ from bot.outcomes import Answered, Clarify, Declined, Escalated, QueryAnswer, Si
 from bot.recorder import TurnRecorder
 from bot.routing.capability import account_capability
 from bot.routing.classifier import get_router
-from bot.routing.decision import yield_to_published_number
+from bot.routing.decision import asks_what_would_follow, yield_to_published_number
 from bot.routing.types import Route
 from bot.smalltalk import small_talk_reply
 from bot.writer import get_writer
@@ -118,12 +118,16 @@ def _routed(text, *, kind="text", default_language, router=None):
     return routing
 
 
+def _record_route(draft: TraceDraft, routing) -> None:
+    draft.route, draft.language, draft.routing_rule = routing.route.value, routing.language, routing.rule
+    draft.route_confidence, draft.router_version = round(routing.confidence, 4), routing.version
+
+
 def _route(recorder, text, *, kind, default_language, router=None):
     with recorder.stage("route"):
         routing = _routed(text, kind=kind, default_language=default_language, router=router)
     draft = recorder.draft
-    draft.route, draft.language, draft.routing_rule = routing.route.value, routing.language, routing.rule
-    draft.route_confidence, draft.router_version = round(routing.confidence, 4), routing.version
+    _record_route(draft, routing)
     if routing.usage is not None:  # a model routed: its call is priced with the turn's others
         draft.record_call(model_call(role="router", model=routing.model, usage=routing.usage,
                                      prices=settings.MODEL_PRICES).as_json())
@@ -246,9 +250,16 @@ def _follow_up(recorder, routing, text, context: TurnContext, *, router=None):
     joined = with_previous(text, context.history)
     if joined == text:
         return routing, text
+    own = routing
     routing = _route(recorder, joined, kind="text", default_language=context.language, router=router)
-    recorder.draft.routing_rule = f"{recorder.draft.routing_rule}; follow-up of the previous question"[:100]
     context.previous_reply = context.last_reply()
+    if own.route == Route.DOCUMENT and routing.route == Route.ACCOUNT and asks_what_would_follow(text):
+        # "y si la pagamos tarde, ¿cuánto es el recargo?" after "¿de cuánto es la factura este mes?" asks the rule
+        # that would apply, not the bill again: the previous question's records do not make it a records question.
+        _record_route(recorder.draft, own)
+        recorder.draft.routing_rule = f"{own.rule}; follow-up asking what would follow"[:100]
+        return own, text
+    recorder.draft.routing_rule = f"{recorder.draft.routing_rule}; follow-up of the previous question"[:100]
     return routing, joined
 
 

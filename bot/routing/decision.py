@@ -46,6 +46,16 @@ OUT_OF_SCOPE = "out_of_scope"
 # would follow, not for the thing to be done. Present or subjunctive only: "si pagué" tells what happened.
 _HYPOTHETICAL = (r"\bsi (me |lo |la |les )?(cancel|cambi|pag|retir|suspend|baj|mud|atras|renunci|devuelv|adelant)"
                  r"(o|as|a|amos|an|ara|aras|aran|ase)\b")
+# The same in English: "and if we pay late?", "what if I don't pay", "if I cancel now".
+_HYPOTHETICAL_EN = (r"\bif (i|we) (don'?t |do not |never )?(pay|cancel|change|switch|move|return|downgrade|upgrade|"
+                    r"suspend|quit|leave|am late|are late|'m late|'re late|fall behind|miss)\b")
+_WOULD_FOLLOW = rx(_HYPOTHETICAL, _HYPOTHETICAL_EN)
+
+
+def asks_what_would_follow(text: str) -> bool:
+    """Whether the message asks what would follow from something the customer might do ("y si la pagamos tarde…",
+    "what if I don't pay this month?"): a rule's question, whatever their records say."""
+    return bool(_WOULD_FOLLOW.search(read_as_meant(text)))
 
 # "¿cómo activo…?", "como cambio la clave…", "…, cómo recupero esa plata": how-to at the start of a clause (not
 # "hace como cuatro años", "reinicié el router como cinco veces").

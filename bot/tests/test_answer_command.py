@@ -221,3 +221,24 @@ def test_an_identified_customer_gets_the_late_fee_rule_for_their_kind_of_account
     # Home: a share of what is left unpaid; business: a fixed amount per overdue invoice.
     assert ("5 %" in decision["reply"] or "5%" in decision["reply"]) == (segment == "home"), decision["reply"]
     assert ("3,00" in decision["reply"]) == (segment == "business"), decision["reply"]
+
+
+def test_a_follow_up_asking_what_would_follow_gets_the_rule_not_the_bill_again(healthy_billing):
+    # The previous question asked for the customer's records; the follow-up asks what would happen if they paid late:
+    # the business late fee, not the bill again.
+    customer = _customer(healthy_billing, segment="business")
+    decision = answer("y si la pagamos tarde cuánto es el recargo?", "--customer", customer,
+                      "--history", "user: ¿de cuánto es la factura de este mes?",
+                      "--history", "assistant: Tu factura actual está en el portal.")
+    assert (decision["outcome"], decision["route"]) == ("answered", "document"), decision
+    assert "USD 3,00" in decision["reply"], decision["reply"]
+
+
+def test_an_english_follow_up_asking_what_would_follow_goes_to_the_rules(healthy_billing):
+    # "and if i pay it late…" after a question about what they owe is read on its own words: the help center's rule,
+    # not their balance again.
+    customer = _customer(healthy_billing, segment="home", language="en")
+    decision = answer("and if i pay it late what do you charge?", "--language", "en", "--customer", customer,
+                      "--history", "user: how much do i owe?",
+                      "--history", "assistant: Your current invoice is in the portal.")
+    assert decision["route"] == "document", decision

@@ -4,7 +4,7 @@ import pytest
 
 from bot.routing.capability import account_capability
 from bot.routing.courtesy import courtesy_of
-from bot.routing.decision import decide, rule_route, yield_to_published_number
+from bot.routing.decision import asks_what_would_follow, decide, rule_route, yield_to_published_number
 from bot.routing.language import detect_language
 from bot.routing.text import for_search
 from bot.routing.types import Courtesy, Route
@@ -287,3 +287,16 @@ def test_a_question_about_what_the_customer_was_charged_or_has_is_their_records(
     # Whatever a classifier would say: "did we get charged" and "q plan tengo" point at their own records.
     decided = decide(text, scores(document=1.0))
     assert decided.route == Route.ACCOUNT and decided.rule.startswith("own records")
+
+
+@pytest.mark.parametrize(("text", "would_follow"), [
+    ("y si la pagamos tarde cuánto es el recargo?", True),
+    ("si me atraso con la factura qué pasa", True),
+    ("and if we don't pay this month?", True),
+    ("what if i cancel now", True),
+    ("si pagué ayer por qué sigue pendiente", False),  # what happened, not what would
+    ("if i paid yesterday why is it still pending", False),
+    ("¿de cuánto es mi factura?", False),
+])
+def test_a_question_about_what_would_follow_from_the_customers_own_move(text, would_follow):
+    assert asks_what_would_follow(text) is would_follow
