@@ -23,6 +23,7 @@ from decimal import Decimal
 from billing.answers.evidence import PRIMARY, KeyFigure
 from billing.answers.money import money_text, rate_text
 from billing.answers.phrases import PHRASES as BILLING_PHRASES
+from bot.routing.records import WHICH_PLAN
 from core.text import fold
 
 
@@ -120,6 +121,7 @@ PHRASES = {
         "partial_owes_overdue": " aún tiene un saldo pendiente de {balance} y venció el {date}.",
         "partial_owes_due": " aún tiene un saldo pendiente de {balance} y vence el {date}.",
         "plan": "Tu plan actual cuesta {price} al mes antes de IVA.",
+        "plan_named": "Tu plan actual es {name}: cuesta {price} al mes antes de IVA.",
         "latest_invoice": "Tu última factura, la de {month}, es de {total}.",
         "one_invoice": "Tu factura de {month} es de {total}.",
         "earlier_invoice": "La anterior, de {month}, fue de {total}.",
@@ -191,6 +193,7 @@ PHRASES = {
         "partial_owes_overdue": " still has {balance} outstanding and was due on {date}.",
         "partial_owes_due": " still has {balance} outstanding and is due on {date}.",
         "plan": "Your current plan costs {price} a month before VAT.",
+        "plan_named": "Your current plan is {name}: it costs {price} a month before VAT.",
         "latest_invoice": "Your latest bill, for {month}, is {total}.",
         "one_invoice": "Your {month} bill is {total}.",
         "earlier_invoice": "The one before, for {month}, was {total}.",
@@ -221,6 +224,9 @@ FACTS_ONLY_UNSURE = "nothing; every figure is copied from the billing system's f
 _PERIOD = re.compile(r"(?<![\d-])(\d{4})-(\d{2})(?![\d-])")
 _LINE_TYPE = re.compile(r"sum\((\w+) lines")
 _RATE = re.compile(r"\) = (-?\d+(?:\.\d+)?)")
+# The plan's name in billing's plan fact ("Plan actual: Hogar Básico (30/10 Mbps) a …"): the customer knows their plan
+# by it, and "¿qué plan tengo?" is answered with it.
+_PLAN_NAME = re.compile(r"^[^:]{1,30}:\s*([^()\d][^()]{0,40}?)\s*\(\d")
 _LINE_NAME = re.compile(r"[«“]([^»”]{1,80})[»”]")  # the name a line fact quotes
 _CITED = re.compile(r"\[(E\d+)\]")
 _FEE_RATE = re.compile(r"(\d+(?:\.\d+)?)% x ")  # a late fee's derivation: "5.00% x (1624.00 - 0.00) = 81.20 …"
@@ -264,7 +270,7 @@ class _Answer:
 
     def __init__(self, language: str, facts: list[FactItem], *, asks_before: bool = False,
                  amounts: tuple[Decimal, ...] = (), line_types: tuple[str, ...] = (), asks_igtf: bool = False,
-                 asks_days_late: bool = False):
+                 asks_days_late: bool = False, asks_plan: bool = False):
         self.language = language
         self.table = PHRASES[language]
         self.facts = {fact.id: fact for fact in facts}
@@ -277,6 +283,7 @@ class _Answer:
         self.line_types = line_types  # the kinds of bill line the question names ("ese descuento", "the late fee")
         self.asks_igtf = asks_igtf  # the question asks about the IGTF paid
         self.asks_days_late = asks_days_late  # the question asks how late a bill was paid
+        self.asks_plan = asks_plan  # the question asks which plan the customer has: it is said first
 
     def cite(self, text: str, *ids: str) -> str:
         """Return a figure followed by its citation group, and remember the ids."""
@@ -688,7 +695,10 @@ def _account_status(answer: _Answer, figures: list[KeyFigure]) -> bool:
             answer.cause = "account status: the current bill is paid"
             answer.cause_ids = [total.id, attempt.evidence_id]
     if plan is not None and plan.currency:
-        answer.sentences.append(answer.say("plan", price=answer.amount(plan)))
+        named = _PLAN_NAME.match(plan.text)
+        said = (answer.say("plan_named", name=named.group(1), price=answer.amount(plan)) if named
+                else answer.say("plan", price=answer.amount(plan)))
+        answer.sentences.insert(0 if answer.asks_plan else len(answer.sentences), said)
         answer.cause = answer.cause or "account status: plan only, no bill issued yet"
     return bool(answer.sentences)
 
@@ -760,6 +770,7 @@ _PAID = re.compile(r"\b(pago|pague|pagaba|pagamos|pay|paid|paying|usual|usually|
                    r"todos los meses|every month)\b")
 _AMOUNT = re.compile(r"\d[\d.,]*")
 _DAYS_LATE = re.compile(r"\b(days late|dias (de atraso|tarde)|how late|que tan tarde|cuanto me atrase)\b")
+_WHICH_PLAN = re.compile(WHICH_PLAN)
 # A days-late fact's derivation: "2026-11-20 - 2026-11-10 = 10 days" (paid, due, days).
 _PAID_LATE = re.compile(r"^(\d{4}-\d{2}-\d{2}) - (\d{4}-\d{2}-\d{2}) = (\d+) days")
 _FOLLOWED = re.compile(r"\s\([^()]*\)\s*$")  # the earlier question a follow-up is joined with (bot/followups.py)
@@ -817,7 +828,7 @@ def plan_answer(*, capability: str, facts: list[FactItem], figures: list[KeyFigu
                      amounts=() if _PAID.search(own) else quoted_amounts(own),
                      line_types=kinds or tuple(kind for kind, words in _LINE_WORDS.items() if words.search(folded)),
                      asks_igtf=bool(re.search(r"\bigtf\b", folded)),
-                     asks_days_late=bool(_DAYS_LATE.search(own)))
+                     asks_days_late=bool(_DAYS_LATE.search(own)), asks_plan=bool(_WHICH_PLAN.search(own)))
     figures = [f for f in figures if f.evidence_id in answer.facts]
     if not planner(answer, figures):
         return None

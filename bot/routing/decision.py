@@ -23,7 +23,7 @@ from bot.routing.capability import OWN_BILL, account_capability
 from bot.routing.courtesy import REQUEST_MARKERS, SOCIAL_MARKERS, courtesy_of
 from bot.routing.language import detect_language
 from bot.routing.person import asks_for_person
-from bot.routing.records import DAYS_LATE, RECORDS_ONLY, own_records
+from bot.routing.records import DAYS_LATE, RECORDS_ONLY, WHICH_PLAN, own_records
 from bot.routing.scope import asks_about_policy, in_domain, outside_scope
 from bot.routing.text import read_as_meant, rx
 from bot.routing.types import Courtesy, Route, Routing
@@ -102,6 +102,7 @@ _OWN_RECORDS = rx(
     r"\b(este mes|del mes|mes pasado|this month|last month)\b",
     r"\b(debo|adeudo|owe|am i behind|estoy atrasad\w*|tengo (algo )?pendiente)\b",
     DAYS_LATE,  # "how many days late was i" asks their records, not the grace-period rule
+    WHICH_PLAN,  # "¿qué plan tengo y cuánto cuesta?" asks their plan's price, not a price list
     # A charge on their own bill asked about: "why is there a late fee on my bill?", "¿por qué me sale un recargo en
     # mi factura?" ("is there a late fee?" alone asks the policy).
     r"\b(why|por ?que|xq)\b.{0,40}\b(on|in) my (bill|invoice|account|statement)\b",

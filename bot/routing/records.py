@@ -20,6 +20,10 @@ _NUMBERED = rx(
 )
 # How late the customer paid: "how many days late was i", "¿cuántos días de atraso tuve?" (routing's decision also
 # reads it as their records, not the grace-period rule, beside a policy question's "how many").
+# Which plan the customer has: "y yo q plan es q tengo?", "what plan am I on" (routing's decision also reads it as
+# their records beside a price question's "cuánto cuesta": the price asked is their plan's).
+WHICH_PLAN = (r"\b(que|q|cual|which|what) plan (es (que|q) )?(tengo|tenemos|tiene mi|do i have|do we have|am i on|"
+              r"are we on)\b|\bmi plan (actual|contratado)\b")
 DAYS_LATE = (r"\bdays late (was i|were we|am i|are we|did i pay|did we pay)\b|\bcuantos dias (de atraso|tarde) "
              r"(tuve|tengo|llevo|pague|pagamos)\b")
 _OWED = rx(
@@ -29,8 +33,7 @@ _OWED = rx(
     r"\bwhat do i owe\b|\bmy (current |outstanding |pending )?balance\b|\bmi (saldo|deuda)\b|\bque debo\b",
     r"^\W*(consulta de |consultar (el |mi )?|ver (mi |el )?)?saldo\W*$|\bcuant[oa]s? (facturas|recibos) (tengo|debo)\b|"
     r"\b(tengo|have i got|do i have) (\w+ )?(facturas|recibos|bills|invoices) (vencid|pendient|overdue|unpaid)",
-    r"\b(que|q|cual|which|what) plan (es (que|q) )?(tengo|tenemos|tiene mi|do i have|do we have|am i on|are we on)\b|"
-    r"\bmi plan (actual|contratado)\b",
+    WHICH_PLAN,
     DAYS_LATE,
     r"\bpor cuanto me (llego|vino|salio)\b|\bcuanto me (llego|vino|salio|cobraron)\b",
     r"\bhasta cuando (tengo|puedo|hay)\b.{0,25}\bpagar\b.{0,15}\b(la|mi) factura\b",

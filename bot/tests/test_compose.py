@@ -93,7 +93,7 @@ EXAMPLES = [
      "paid. An earlier attempt of Bs. 1,624.00 on 2026-09-04 did not go through."),
     ("account_summary", "late_fee", 0, "es",
      "Tu factura de octubre tiene un saldo pendiente de Bs. 1.705,20 y venció el 10/10/2026. Tu plan actual "
-     "cuesta Bs. 1.400,00 al mes antes de IVA."),
+     "es Fibra 300: cuesta Bs. 1.400,00 al mes antes de IVA."),
     ("invoice_change", "plan_upgrade_proration", 1, "en",
      "Your October bill went up by USD 17.40 compared with September because of the proration of your plan "
      "change: USD 5.00 for 15 days on the new plan. Your new plan's monthly fee is also USD 10.00 higher."),
@@ -226,6 +226,17 @@ def test_a_follow_up_asks_in_its_own_words_not_the_earlier_questions(sim, client
     amount = visit.value.split(".")[0]
     draft, _reply, _note = checked(result, "es", f"y de iva cuanto me cobran (qué es el cargo de {amount}?)")
     assert grounding.strip_citations(draft.reply).startswith("El IVA de tu factura")
+
+
+@pytest.mark.parametrize(("language", "query", "said"), [
+    ("es", "y yo q plan es q tengo? y cuanto cuesta normal", "Tu plan actual es Fibra 300: cuesta Bs. 1.400,00 al mes"),
+    ("en", "what plan am i on?", "Your current plan is Fibra 300: it costs Bs. 1,400.00 a month")])
+def test_the_plan_asked_is_named_first_with_its_price(sim, client, language, query, said):
+    result = client.account_summary(customer(sim, "late_fee", 0))
+    draft, reply, _note = checked(result, language, query)
+    assert grounding.strip_citations(draft.reply).startswith(said) and reply.grounded
+    plain, _reply, _note = checked(result, language)  # not asked: the bill first, the plan after it
+    assert not grounding.strip_citations(plain.reply).startswith(said)
 
 
 @pytest.mark.parametrize(("language", "query", "said"), [

@@ -300,3 +300,10 @@ def test_a_question_about_what_the_customer_was_charged_or_has_is_their_records(
 ])
 def test_a_question_about_what_would_follow_from_the_customers_own_move(text, would_follow):
     assert asks_what_would_follow(text) is would_follow
+
+
+@pytest.mark.parametrize("text", ["ya va, y yo q plan es q tengo? y cuanto cuesta normal",
+                                  "what plan am i on and how much does it cost?"])
+def test_which_plan_they_have_is_their_records_even_beside_a_price_question(text):
+    ruled = rule_route(text)
+    assert ruled is not None and ruled.route == Route.ACCOUNT, ruled
