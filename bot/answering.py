@@ -16,6 +16,7 @@ from bot.context import TurnContext
 from bot.document_answers import Passage, compose, gives_each_kinds_rule, one_kinds_rule
 from bot.escalation import Reason, ask_for_identity, decline_reply, offer_a_person, offer_to_check_account
 from bot.grounding import Evidence
+from bot.joined import own_words
 from bot.outcomes import Answered, Clarify, Declined, Escalated
 from bot.proposal import credit_proposal, proposal_sentence
 from bot.relevance import on_topic
@@ -180,6 +181,10 @@ def _billing_facts(recorder, billing, capability, query, *, context, language, c
     draft = recorder.draft
     customer_id = context.customer_id
     period = chosen.period if chosen is not None else ""
+    # Which bill a follow-up asks about is in its own words when they name one ("and the month before?" after "why
+    # is my bill … this month?"); else the question it follows says ("y de IVA cuánto? (¿cuánto pagué el mes pasado?)").
+    own = own_words(query)
+    asked = own if clarify.names_a_period(own) else query
     with recorder.stage("billing"):
         result = (billing.invoice_change(customer_id, period=period) if period
                   else getattr(billing, capability)(customer_id))
@@ -188,7 +193,7 @@ def _billing_facts(recorder, billing, capability, query, *, context, language, c
         return _tool_error(capability, result)
     if capability == "invoice_change" and result.ok and not period:
         invoices = [result.data["current_invoice"], result.data.get("previous_invoice")]
-        decision = clarify.period_decision(query, [i for i in invoices if i], today=clock.today(),
+        decision = clarify.period_decision(asked, [i for i in invoices if i], today=clock.today(),
                                            language=language)
         if decision.options:
             return _ask(recorder, context, "period", query, decision.options, language)
@@ -196,19 +201,19 @@ def _billing_facts(recorder, billing, capability, query, *, context, language, c
             result = _for_period(recorder, billing, capability, customer_id, decision.chosen.period)
             if result.should_escalate:
                 return _tool_error(capability, result)
-    if capability == "payments" and result.ok and not period and clarify.names_a_period(query):
+    if capability == "payments" and result.ok and not period and clarify.names_a_period(asked):
         # "¿cuánto pagué el mes pasado?", "last month i paid w my card right? how much igtf was that": that invoice's
         # payment is the one the answer states.
         invoices = result.data.get("invoices") or []
-        decision = clarify.period_decision(query, invoices, today=clock.today(), language=language)
+        decision = clarify.period_decision(asked, invoices, today=clock.today(), language=language)
         if decision.chosen is not None and invoices and decision.chosen.period != invoices[0]["period"]:
             earlier = _for_period(recorder, billing, capability, customer_id, decision.chosen.period)
             if earlier.should_escalate:
                 return _tool_error(capability, earlier)
             if earlier.ok and earlier.evidence:
                 result = earlier
-    if capability == "account_summary" and result.ok and not period and clarify.names_a_period(query):
-        earlier = _earlier_invoice(recorder, billing, query, customer_id, language=language)
+    if capability == "account_summary" and result.ok and not period and clarify.names_a_period(asked):
+        earlier = _earlier_invoice(recorder, billing, asked, customer_id, language=language)
         if earlier is not None:
             if earlier.should_escalate:
                 return _tool_error("invoices", earlier)

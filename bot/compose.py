@@ -23,6 +23,7 @@ from decimal import Decimal
 from billing.answers.evidence import PRIMARY, KeyFigure
 from billing.answers.money import money_text, rate_text
 from billing.answers.phrases import PHRASES as BILLING_PHRASES
+from bot.joined import own_words
 from bot.routing.records import WHICH_PLAN
 from core.text import fold
 
@@ -773,7 +774,6 @@ _DAYS_LATE = re.compile(r"\b(days late|dias (de atraso|tarde)|how late|que tan t
 _WHICH_PLAN = re.compile(WHICH_PLAN)
 # A days-late fact's derivation: "2026-11-20 - 2026-11-10 = 10 days" (paid, due, days).
 _PAID_LATE = re.compile(r"^(\d{4}-\d{2}-\d{2}) - (\d{4}-\d{2}-\d{2}) = (\d+) days")
-_FOLLOWED = re.compile(r"\s\([^()]*\)\s*$")  # the earlier question a follow-up is joined with (bot/followups.py)
 # The words a customer names a kind of bill line with (folded), by billing's line type.
 _LINE_WORDS = {
     "discount": re.compile(r"\b(descuento|discount)\b"),
@@ -822,7 +822,7 @@ def plan_answer(*, capability: str, facts: list[FactItem], figures: list[KeyFigu
     folded = fold(query, case="lower")
     # A follow-up comes joined with the question it follows ("y de iva cuánto? (¿qué es el cargo de 750?)"): what
     # it asks about — an amount, a kind of charge — is in its own words, not in the earlier question's.
-    own = _FOLLOWED.sub("", folded)
+    own = own_words(folded)
     kinds = tuple(kind for kind, words in _LINE_WORDS.items() if words.search(own))
     answer = _Answer(_language(language), facts, asks_before=bool(_BEFORE.search(folded)),
                      amounts=() if _PAID.search(own) else quoted_amounts(own),

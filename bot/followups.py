@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 
 from bot.document_answers import STOPWORDS
+from bot.joined import joined
 from bot.routing.language import detect_language
 from core.text import fold
 
@@ -128,4 +129,4 @@ def with_previous(text: str, history: list[tuple[str, str]]) -> str:
         # Where folding kept the length (accents dropped one for one), the match ends at the same place as written.
         meant = (text[correction.end():] if len(folded) == len(text) else text).strip(" ,.:;!?¿¡")
         return f"{' '.join(asking)} {meant}".strip() if asking and meant else text
-    return f"{text.strip()} ({previous.strip()})"
+    return joined(text, previous)

@@ -242,3 +242,16 @@ def test_an_english_follow_up_asking_what_would_follow_goes_to_the_rules(healthy
                       "--history", "user: how much do i owe?",
                       "--history", "assistant: Your current invoice is in the portal.")
     assert decision["route"] == "document", decision
+
+
+def test_the_bill_a_follow_up_names_is_read_in_its_own_words(healthy_billing):
+    # "this month" in the question it follows does not make "and the month before?" about this month's bill.
+    customer_id, account = next((c, a) for c, a in sorted(healthy_billing.data.accounts.items())
+                                if a.customer.language == "en" and len(a.invoices) > 1
+                                and a.invoices[0].total.amount != a.invoices[1].total.amount)
+    newest, before = account.invoices[0], account.invoices[1]
+    decision = answer("and the month before?", "--customer", customer_id, "--language", "en",
+                      "--history", f"user: why is my bill {newest.total.amount} this month?",
+                      "--history", "assistant: It has a credit for the days without service.")
+    assert decision["outcome"] == "answered" and decision["route"] == "account", decision
+    assert f"{before.total.amount:,.2f}" in decision["reply"], decision["reply"]

@@ -3,6 +3,7 @@
 import pytest
 
 from bot.followups import follows_up, leaves_referent_open, previous_question, with_previous
+from bot.joined import own_words
 
 
 @pytest.mark.parametrize("text", ["¿y el mes pasado?", "why is it lower?", "and for a business?",
@@ -24,6 +25,14 @@ def test_a_follow_up_is_joined_with_the_customers_previous_question_only():
     assert with_previous("¿y para empresas?", history) == "¿y para empresas? (¿cuánto es el recargo por mora?)"
     assert with_previous("¿cuánto cuesta la reconexión?", history) == "¿cuánto cuesta la reconexión?"
     assert with_previous("¿y para empresas?", []) == "¿y para empresas?"
+
+
+def test_a_joined_follow_up_gives_back_its_own_words():
+    history = [("user", "why is my bill 1,910 this month?"), ("assistant", "An outage credit…")]
+    read = with_previous("and the month before?", history)
+    assert read == "and the month before? (why is my bill 1,910 this month?)"
+    assert own_words(read) == "and the month before?"
+    assert own_words("what plan (the annual one) do you sell?") == "what plan (the annual one) do you sell?"
 
 
 @pytest.mark.parametrize(("text", "previous", "read"), [
