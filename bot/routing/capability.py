@@ -39,6 +39,9 @@ _ACCOUNT_CHANGE = rx(
     r"\b(recargo|late fee|cargo|charge|fee|cobro|multa)\b",
     r"\b(por ?que|xq|pq|x q|why)\b.{0,30}\b(anterior|previous|the one before|last one)\b.{0,20}\b(menos|mas|less|more|"
     r"lower|higher)\b",
+    # An earlier bill said to be cheaper or dearer, without a "why": "and the previous bill? it was cheaper i think".
+    r"\b(previous|prior|the one before|last month|anterior|mes pasado|la pasada)\b.{0,30}\b(cheaper|lower|less|higher|"
+    r"more expensive|mas barat\w*|mas baj\w*|mas alt\w*|mas car\w*)\b",
 )
 _ACCOUNT_PAYMENT = rx(
     r"\b(mi|el) pago\b.*\b(llego|registr|aplic|reflej|proces|pas)",

@@ -70,6 +70,9 @@ _PAID = rx(
     r"\bi (already |have )?paid\b.{0,40}\b(not|isn'?t|hasn'?t|still)\b",
     r"\b(showing|show up|shows up|reflected|posted|registered)\b.{0,10}\b(on|in) my account\b",
     r"\b(ya )?(entro|llego|se reflejo|aparecio) mi (transferencia|pago|pago movil|deposito)\b",
+    # What they paid, and their own latest payment: "how much igtf did i pay on that zelle", "my last card payment".
+    r"\bhow much\b.{0,25}\b(did|have) (i|we) (pay|paid)\b",
+    r"\b(my|our) (last|latest|previous|recent) (\w+ )?payment\b|\b(mi|nuestro) (ultimo|pago anterior)\b.{0,15}\bpago\b",
 )
 # Their bill changed: "¿por qué mi factura llegó más alta?", "why is my bill lower than last month?".
 _CHANGED = rx(
@@ -78,6 +81,13 @@ _CHANGED = rx(
     r"distint\w*|cambio)\b",
     r"\b(por que|porque|xq|pq|why)\b.{0,25}\b(subio|aumento|bajo|cambio|went up|went down|increased|decreased|is higher|"
     r"is lower|llego (mas|menos))\b.{0,25}\b(factura|recibo|bill|invoice)\b",
+)
+# A bill of theirs before the newest, or how much one was: "and the previous bill?", "how much was that bill",
+# "¿cuánto fue la factura anterior?".
+_EARLIER = rx(
+    r"\b(the|my|our) (previous|prior) (bill|invoice|statement)\b|\b(mi|la|nuestra) factura (anterior|pasada)\b",
+    r"\bhow much (was|were) (that|the|my|our) (\w+ )?(bill|invoice)\b",
+    r"\bcuanto (fue|era|salio|vino) (esa|la|mi|nuestra) (\w+ )?(factura|recibo)\b",
 )
 _EXPLAIN = rx(r"\bexpli(ca|que|quen|came|queme|quenme)\w* (la|mi) factura\b", r"\bexplain my (bill|invoice)\b")
 # Seeing, finding or downloading a bill is about the customer's own one when "my", a number, a month or its
@@ -111,7 +121,8 @@ def own_records(meant: str) -> str:
         return ""  # the provider's bank account number to pay into is a policy, not the customer's records
     for name, pattern in (("a bill or account number", _NUMBERED), ("what is owed", _OWED),
                           ("a change in their bill", _CHANGED), ("a charge", _CHARGED), ("a line of the bill", _LINE),
-                          ("the account's holder", _HOLDER), ("payments made", _PAID), ("explain my bill", _EXPLAIN)):
+                          ("the account's holder", _HOLDER), ("payments made", _PAID), ("explain my bill", _EXPLAIN),
+                          ("a specific bill", _EARLIER)):
         if pattern.search(meant):
             return name
     if _FETCHES.search(meant) and (_SPECIFIC.search(meant) or not _asks_how(meant)):

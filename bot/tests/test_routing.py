@@ -307,3 +307,15 @@ def test_a_question_about_what_would_follow_from_the_customers_own_move(text, wo
 def test_which_plan_they_have_is_their_records_even_beside_a_price_question(text):
     ruled = rule_route(text)
     assert ruled is not None and ruled.route == Route.ACCOUNT, ruled
+
+
+@pytest.mark.parametrize(("text", "capability"), [
+    ("ok and how much igtf did i pay on that zelle", "payments"),
+    ("how much igtf did i pay on my last card payment?", "payments"),
+    ("and the previous bill? it was cheaper i think", "invoice_change"),
+    ("¿cuánto fue la factura anterior?", "account_summary"),
+])
+def test_what_they_paid_and_their_earlier_bill_are_their_records(text, capability):
+    ruled = rule_route(text)
+    assert ruled is not None and ruled.route == Route.ACCOUNT, ruled
+    assert account_capability(text) == capability
