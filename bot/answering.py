@@ -20,6 +20,7 @@ from bot.joined import own_words
 from bot.outcomes import Answered, Clarify, Declined, Escalated
 from bot.proposal import credit_proposal, proposal_sentence
 from bot.relevance import on_topic
+from bot.routing.capability import account_capability
 from bot.routing.decision import CLASSIFIER_SOURCES
 from bot.routing.scope import in_domain
 from bot.routing.text import for_search, read_as_meant
@@ -49,7 +50,7 @@ def answer(recorder, routing, query, *, context: TurnContext, writer, billing, c
     knowledge base answers what it can and the reply offers to look at their account.
     """
     draft = recorder.draft
-    facts, key_figures, capability = [], [], routing.capability
+    facts, key_figures, capability = [], [], _capability_asked(routing.capability, query)
     offer_account = False
     if routing.route == Route.ACCOUNT and not context.customer_id:
         found = identify.by_channel(recorder, billing, context)
@@ -175,6 +176,16 @@ def _with_proposal(recorder, outcome: Answered, request: WriterRequest, figures,
                    text_without=outcome.text)
 
 
+def _capability_asked(routed: str, query: str) -> str:
+    """The billing capability a follow-up's own words ask for, when they name one ("y con q la pagué?" after "me
+    cobraron la mensualidad doble": the payment, not the bill's change); else the one its route chose."""
+    own = own_words(query)
+    if not routed or own == query:
+        return routed
+    asked = account_capability(own)
+    return asked if asked != "account_summary" else routed
+
+
 def _billing_facts(recorder, billing, capability, query, *, context, language, chosen):
     """Return (facts, key figures, billing's data, the capability they answer) for an account question, or the outcome
     that replaces the answer."""
@@ -194,7 +205,7 @@ def _billing_facts(recorder, billing, capability, query, *, context, language, c
     if capability == "invoice_change" and result.ok and not period:
         invoices = [result.data["current_invoice"], result.data.get("previous_invoice")]
         decision = clarify.period_decision(asked, [i for i in invoices if i], today=clock.today(),
-                                           language=language)
+                                           language=language, paid_is_asked=False)
         if decision.options:
             return _ask(recorder, context, "period", query, decision.options, language)
         if decision.chosen is not None and decision.chosen.period != invoices[0]["period"]:

@@ -152,6 +152,9 @@ _PREVIOUS_MEASURED = re.compile(r"\b(?:the one before|the previous one|previous 
                                 r"factura anterior|recibo anterior|la pasada)\b.{0,30}\b(?:higher|lower|"
                                 r"more|less|cheaper|bigger|smaller|mas alta|mas baja|mas cara|mas barata|menor|mayor|"
                                 r"menos)\b")
+# "pero si yo pagué la del mes pasado": the bill they say they paid, not the one a question about a change asks about.
+_PAID_THE_PREVIOUS = re.compile(r"\b(?:pague|pagamos|cancele|cancelamos|paid)\s+(?:(?:the|my|el|la|lo|del|de|for)\s+)*"
+                                r"(?:" + _PREVIOUS_WORDS + r")\b")
 _YEAR = r"(?:\s+(?:de|del|of)?\s*(\d{4}))?"
 _MONTH_WORDS = {fold(name, case="lower"): number for names in MONTHS.values()
                 for number, name in enumerate(names, start=1)}
@@ -184,12 +187,15 @@ def names_a_period(query: str) -> bool:
     return bool(_MONTH_RE.search(text) or _ISO_PERIOD.search(text) or PREVIOUS_PERIOD.search(text))
 
 
-def period_decision(query: str, invoices: list[dict], *, today: date, language: str) -> Decision:
+def period_decision(query: str, invoices: list[dict], *, today: date, language: str,
+                    paid_is_asked: bool = True) -> Decision:
     """Decide which invoice a bill-change question is about, from its words and the account's newest invoices.
 
     `invoices` holds the newest invoices, newest first (the newest two are enough). `chosen` names the
     invoice to explain (compared with the one before it); a Decision with neither chosen nor options
     means the newest. Options (the newest two) only when the words name a month that has no invoice yet.
+    Without `paid_is_asked` (a question about a bill's change), the bill before named as the one they paid
+    ("¿por qué el recargo si pagué la del mes pasado?") is not the one asked about.
     """
     if not invoices:
         return Decision()
@@ -207,6 +213,8 @@ def period_decision(query: str, invoices: list[dict], *, today: date, language: 
             return Decision()
         return Decision(options=(option(newest), option(invoices[1]["period"])))
     text = fold(query, case="lower")
+    if not paid_is_asked:
+        text = _PAID_THE_PREVIOUS.sub(" ", text)
     if (PREVIOUS_PERIOD.search(text) and not THIS_PERIOD.search(text) and not _COMPARED.search(text)
             and not _PREVIOUS_MEASURED.search(text)
             and len(invoices) > 1):

@@ -771,6 +771,9 @@ _PAID = re.compile(r"\b(pago|pague|pagaba|pagamos|pay|paid|paying|usual|usually|
                    r"todos los meses|every month)\b")
 _AMOUNT = re.compile(r"\d[\d.,]*")
 _DAYS_LATE = re.compile(r"\b(days late|dias (de atraso|tarde)|how late|que tan tarde|cuanto me atrase)\b")
+# A late fee the customer says they paid for ("recargo?? pero si yo pagué la del mes pasado"): when that bill was paid
+# is the answer, as for a days-late question.
+_PAID_IT = re.compile(r"\b(pague|pagamos|ya pague|i paid|we paid|already paid|paid it|paid that)\b")
 _WHICH_PLAN = re.compile(WHICH_PLAN)
 # A days-late fact's derivation: "2026-11-20 - 2026-11-10 = 10 days" (paid, due, days).
 _PAID_LATE = re.compile(r"^(\d{4}-\d{2}-\d{2}) - (\d{4}-\d{2}-\d{2}) = (\d+) days")
@@ -828,7 +831,9 @@ def plan_answer(*, capability: str, facts: list[FactItem], figures: list[KeyFigu
                      amounts=() if _PAID.search(own) else quoted_amounts(own),
                      line_types=kinds or tuple(kind for kind, words in _LINE_WORDS.items() if words.search(folded)),
                      asks_igtf=bool(re.search(r"\bigtf\b", folded)),
-                     asks_days_late=bool(_DAYS_LATE.search(own)), asks_plan=bool(_WHICH_PLAN.search(own)))
+                     asks_days_late=bool(_DAYS_LATE.search(own) or _LINE_WORDS["late_fee"].search(own)
+                                         and _PAID_IT.search(own)),
+                     asks_plan=bool(_WHICH_PLAN.search(own)))
     figures = [f for f in figures if f.evidence_id in answer.facts]
     if not planner(answer, figures):
         return None

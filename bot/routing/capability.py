@@ -39,6 +39,8 @@ _ACCOUNT_CHANGE = rx(
     r"\b(recargo|late fee|cargo|charge|fee|cobro|multa)\b",
     r"\b(por ?que|xq|pq|x q|why)\b.{0,30}\b(anterior|previous|the one before|last one)\b.{0,20}\b(menos|mas|less|more|"
     r"lower|higher)\b",
+    # A charge named, then asked why: "recargo?? pero si yo pagué la del mes pasado, xq me ponen eso".
+    r"\b(recargo|late fee|cargo|charge|fee|cobro|multa)\b.{0,60}\b(xq|por ?que|pq|why)\b",
     # An earlier bill said to be cheaper or dearer, without a "why": "and the previous bill? it was cheaper i think".
     r"\b(previous|prior|the one before|last month|anterior|mes pasado|la pasada)\b.{0,30}\b(cheaper|lower|less|higher|"
     r"more expensive|mas barat\w*|mas baj\w*|mas alt\w*|mas car\w*)\b",
@@ -56,6 +58,10 @@ _ACCOUNT_PAYMENT = rx(
     r"\b(ya )?pague\b", r"\b(pago|payment)\b.*\b(rechaz|fall|failed|declined)",
     r"\b(my )?payment\b.*\b(went through|received|registered|posted|applied)",
     r"\bdid (you|u) (get|receive) my payment\b",
+    # How they paid: "y con q la pagué?", "por donde la pagamos", "how did i pay it".
+    r"\b(con|como|por donde|por que medio|de que forma) (que |q )?(la |lo |las |los )?(pague|pagamos|cancele|"
+    r"cancelamos)\b",
+    r"\bhow (did|do) (i|we) pay\b|\bwhat did (i|we) pay (it |that |with |by )",
 )
 # A kind of charge on the bill named ("y de iva cuánto me están cobrando", "ese recargo de dónde sale", "with the
 # discount"): the bill-change capability states each line, the taxes and the late fee's workings.

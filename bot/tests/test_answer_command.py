@@ -255,3 +255,14 @@ def test_the_bill_a_follow_up_names_is_read_in_its_own_words(healthy_billing):
                       "--history", "assistant: It has a credit for the days without service.")
     assert decision["outcome"] == "answered" and decision["route"] == "account", decision
     assert f"{before.total.amount:,.2f}" in decision["reply"], decision["reply"]
+
+
+def test_a_follow_up_asks_for_the_capability_its_own_words_name(healthy_billing):
+    # Joined with a question about a charge billed twice, "y con q la pagué?" still asks how the bill was paid.
+    customer_id, account = next((c, a) for c, a in sorted(healthy_billing.data.accounts.items())
+                                if a.customer.language == "es" and any(p.status == "succeeded" for p in a.payments))
+    decision = answer("y con q la pagué?", "--customer", customer_id,
+                      "--history", "user: me cobraron la mensualidad doble, q es esto",
+                      "--history", "assistant: La línea de la mensualidad aparece dos veces.")
+    assert decision["outcome"] == "answered" and decision["route"] == "account", decision
+    assert "tu pago de " in decision["reply"], decision["reply"]

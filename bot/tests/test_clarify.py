@@ -135,6 +135,16 @@ def test_period_decision(today, query, held, expected):
     assert period_decision(query, held, today=today, language="es") == expected
 
 
+@pytest.mark.parametrize("query", ["recargo?? pero si yo pagué la del mes pasado, xq me ponen eso",
+                                   "why the late fee if i paid last month's bill?"])
+def test_the_bill_they_say_they_paid_is_not_the_change_asked_about(query):
+    held = invoices("2026-12", "2026-11")
+    assert period_decision(query, held, today=date(2026, 12, 31), language="es",
+                           paid_is_asked=False) == chosen("2026-12")
+    # Asked what they paid, the bill before is the one asked about.
+    assert period_decision(query, held, today=date(2026, 12, 31), language="es") == chosen("2026-11")
+
+
 @pytest.mark.parametrize(
     ("reply", "picked"),
     [

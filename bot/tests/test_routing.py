@@ -319,3 +319,12 @@ def test_what_they_paid_and_their_earlier_bill_are_their_records(text, capabilit
     ruled = rule_route(text)
     assert ruled is not None and ruled.route == Route.ACCOUNT, ruled
     assert account_capability(text) == capability
+
+
+@pytest.mark.parametrize(("text", "capability"), [
+    ("y la anterior cuanto fue y con q la pagué?", "payments"),
+    ("how did i pay it?", "payments"),
+    ("recargo?? pero si yo pague la del mes pasado, xq me ponen eso", "invoice_change"),
+])
+def test_how_they_paid_and_a_charge_asked_why_name_their_capability(text, capability):
+    assert account_capability(text) == capability
