@@ -131,6 +131,7 @@ PHRASES = {
         "includes_cause": "Tu factura de {month} incluye {noun}.",
         "paid_late": "Tu factura de {month} quedó pagada el {date}, {days} días después de su vencimiento.",
         "line_off": "Los {amount} que se restan en tu factura de {month} son «{description}».",
+        "computed": "Se calcula así: {formula}.",
     },
     "en": {
         "up": "Your {month} bill went up by {delta} compared with {previous}",
@@ -203,6 +204,7 @@ PHRASES = {
         "includes_cause": "Your {month} bill includes {noun}.",
         "paid_late": "Your {month} bill was paid on {date}, {days} days after its due date.",
         "line_off": "The {amount} taken off your {month} bill is “{description}”.",
+        "computed": "It is worked out as {formula}.",
     },
 }
 
@@ -271,7 +273,7 @@ class _Answer:
 
     def __init__(self, language: str, facts: list[FactItem], *, asks_before: bool = False,
                  amounts: tuple[Decimal, ...] = (), line_types: tuple[str, ...] = (), asks_igtf: bool = False,
-                 asks_days_late: bool = False, asks_plan: bool = False):
+                 asks_days_late: bool = False, asks_plan: bool = False, asks_computed: bool = False):
         self.language = language
         self.table = PHRASES[language]
         self.facts = {fact.id: fact for fact in facts}
@@ -285,6 +287,7 @@ class _Answer:
         self.asks_igtf = asks_igtf  # the question asks about the IGTF paid
         self.asks_days_late = asks_days_late  # the question asks how late a bill was paid
         self.asks_plan = asks_plan  # the question asks which plan the customer has: it is said first
+        self.asks_computed = asks_computed  # the question asks how a line was worked out ("¿cómo sacan esos 140?")
 
     def cite(self, text: str, *ids: str) -> str:
         """Return a figure followed by its citation group, and remember the ids."""
@@ -436,8 +439,13 @@ def _part_asked(answer: _Answer, figures: list[KeyFigure]):
     `invoice_line`, its type in the derivation)."""
     lines = [fact for fact in answer.facts.values()
              if fact.kind == "invoice_line" and fact.value and _LINE_NAME.search(fact.text)]
-    by_amount = next((fact for fact in lines if abs(Decimal(fact.value)) in answer.amounts), None)
+    by_amount = next((fact for fact in lines if abs(Decimal(fact.value)) in answer.amounts), None) or next(
+        (fact for fact in lines if int(abs(Decimal(fact.value))) in
+         {int(amount) for amount in answer.amounts if amount == amount.to_integral_value()}), None)  # "esos 146"
     if by_amount is not None:
+        worked = _computation_of(answer, by_amount) if answer.asks_computed else None
+        if worked is not None:
+            return lambda: _line_told(answer, by_amount) and _computation_told(answer, worked)
         return lambda: _line_told(answer, by_amount)
     current = _current_period(answer)
     tax = next((f for f in answer.facts.values() if f.kind == "tax_computation" and periods_of(f)[:1] == current
@@ -517,6 +525,34 @@ def _bill_change(answer: _Answer, figures: list[KeyFigure]) -> bool:
     for evidence_id in _CITED.findall(" ".join(told)):
         if evidence_id not in answer.used:
             answer.used.append(evidence_id)
+    return True
+
+
+def _computation_of(answer: _Answer, line: FactItem) -> FactItem | None:
+    """The fact that works a line of the bill out (the outage credit, the late fee, a proration, the VAT), None when
+    billing states none: its derivation ends by naming the line it produced."""
+    found = _LINE_ID.search(line.derivation or "")
+    return next((fact for fact in answer.facts.values() if found and fact.kind != "invoice_line"
+                 and (m := _COMPUTATION.search(fact.derivation or "")) and m.group(3) == found.group(1)), None)
+
+
+def _computation_told(answer: _Answer, fact: FactItem) -> bool:
+    """State how a line was worked out, from its computation's derivation: amounts as money, a rate as a percentage,
+    counts as they are ("Se calcula así: Bs. 1.400,00 × 3 ÷ 30 = Bs. 140,00.")."""
+    formula, result = _COMPUTATION.search(fact.derivation).group(1, 2)
+
+    def said(token: str) -> str:
+        if token.endswith("%"):
+            return answer.cite(rate_text(Decimal(token[:-1]), answer.language), fact.id)
+        if "." in token:
+            return answer.cite(money(Decimal(token), fact.currency, answer.language), fact.id)
+        return answer.cite(token, fact.id)
+
+    words = re.sub(r"-?\d+(?:\.\d+)?%?", lambda m: said(m.group(0)), formula.replace(" x ", " × ").replace(" / ", " ÷ ")
+                   .replace(" - ", " − "))
+    total = answer.cite(money(abs(Decimal(result)), fact.currency, answer.language), fact.id)
+    answer.sentences.append(answer.say("computed", formula=f"{words} = {total}"))
+    answer.cause_ids.append(fact.id)
     return True
 
 
@@ -775,6 +811,13 @@ _DAYS_LATE = re.compile(r"\b(days late|dias (de atraso|tarde)|how late|que tan t
 # is the answer, as for a days-late question.
 _PAID_IT = re.compile(r"\b(pague|pagamos|ya pague|i paid|we paid|already paid|paid it|paid that)\b")
 _WHICH_PLAN = re.compile(WHICH_PLAN)
+# The question asks how a line was worked out: "¿cómo sacan esos 140?", "how did you get that 140?".
+_COMPUTED = re.compile(r"\b(como (sacan|sacaron|calculan|calcularon|calcula|se calcula|se calculo|llegan|llegaron)|"
+                       r"de donde (sacan|sacaron)|how (do|did) (you|u|they) (get|calculate|work out|come up with|"
+                       r"figure)|how (is|was) (it|that|this) (calculated|worked out|computed)|calculat\w*|calcul[oa]\w*)\b")
+# A computation's derivation, and the bill line it produced: "1400.00 x 3 / 30 = 140.00 (line F-…-L2: -140.00)".
+_COMPUTATION = re.compile(r"^(.+?) = (-?[\d.]+) \(line (\S+): ")
+_LINE_ID = re.compile(r"^line (\S+) ")
 # A days-late fact's derivation: "2026-11-20 - 2026-11-10 = 10 days" (paid, due, days).
 _PAID_LATE = re.compile(r"^(\d{4}-\d{2}-\d{2}) - (\d{4}-\d{2}-\d{2}) = (\d+) days")
 # The words a customer names a kind of bill line with (folded), by billing's line type.
@@ -833,7 +876,7 @@ def plan_answer(*, capability: str, facts: list[FactItem], figures: list[KeyFigu
                      asks_igtf=bool(re.search(r"\bigtf\b", folded)),
                      asks_days_late=bool(_DAYS_LATE.search(own) or _LINE_WORDS["late_fee"].search(own)
                                          and _PAID_IT.search(own)),
-                     asks_plan=bool(_WHICH_PLAN.search(own)))
+                     asks_plan=bool(_WHICH_PLAN.search(own)), asks_computed=bool(_COMPUTED.search(own)))
     figures = [f for f in figures if f.evidence_id in answer.facts]
     if not planner(answer, figures):
         return None

@@ -54,6 +54,7 @@ _KIND_CUES = (
         r"\b(?:numero|telefono) de (?:contacto|atencion|whatsapp)\b|\bcontact (?:number|e-?mail|phone)\b")),
     (DURATION, re.compile(
         r"\b(cuanto (tiempo|tarda|demora|dura|se tarda)|cuantos (dias|meses|horas|minutos|semanas)|how long|"
+        r"how (fast|soon|quickly)|que tan (rapido|pronto)|"
         r"how many (days|hours|months|weeks|minutes)|hasta cuando|by when|until when|cuando (me |te |nos |se )?(lo |la |los |"
         r"las )?(llega|llegan|vence|"
         r"se acredita|se refleja|reconectan|vuelve|devuelven|pagan|reembolsan)|when (will|do|does|is) .{0,30}"
@@ -67,7 +68,8 @@ _KIND_CUES = (
         r"restrictions|things)|what (kind|type|sort)s? of|all (the |your )?(ways|options|methods)|where are "
         r"your|donde (estan|quedan) (sus|las)|list|lista de|formas de pago|payment (methods|options|modalities))\b")),
     (AMOUNT, re.compile(
-        r"\b(cuanto (cuesta|cobran|es|sale|vale|me cobran|pago|hay que pagar|queda|seria|sería|me toca)|how much|"
+        r"\b(cuanto (me |nos |te |le )?(cuesta|cobran|es|sale|vale|pago|hay que pagar|queda|seria|sería|toca|saldria|"
+        r"saldra|costaria|costara|quedaria|pagaria)|how much|"
         r"(what|how much) do you charge|what('s| is| are) the (charges?|fees?|costs?|prices?)|que cobran|"
         r"(what|que) (is|es) (the|el|la) (fee|price|cost|rate|charge|tarifa|precio|costo|recargo|monto|tasa|"
         r"porcentaje)|what('s| is) the (late )?fee|(que|cual es el) (precio|costo|tarifa|porcentaje)|de cuanto (es|son)|"

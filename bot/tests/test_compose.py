@@ -298,3 +298,18 @@ def test_dates_are_written_so_the_verifier_can_match_them():
     from datetime import date
 
     assert (day_text(date(2026, 10, 4), "es"), day_text(date(2026, 10, 4), "en")) == ("04/10/2026", "2026-10-04")
+
+
+@pytest.mark.parametrize(("scenario", "kind", "language", "asked", "said"), [
+    ("outage_credit", "outage_credit", "es", "y como sacan esos {amount}?", "Se calcula así: "),
+    ("plan_upgrade_proration", "proration", "en", "how did you get that {amount}?", "It is worked out as ")])
+def test_a_line_asked_how_it_was_worked_out_gets_its_computation(sim, client, scenario, kind, language, asked, said):
+    result = client.invoice_change(customer(sim, scenario, 0))
+    worked = next(f for f in result.evidence if f.kind == kind)
+    amount = worked.value.split(".")[0]
+    draft, reply, _note = checked(result, language, asked.format(amount=amount))
+    told = grounding.strip_citations(draft.reply)
+    assert said in told and reply.grounded, told
+    assert " × " in told.split(said)[1] and told.count(". ") >= 2  # the line, its working, the bill's lead
+    plain, _reply, _note = checked(result, language, f"what is the {amount} line?")  # not asked how: no working
+    assert said not in grounding.strip_citations(plain.reply)
