@@ -205,7 +205,7 @@ def _billing_facts(recorder, billing, capability, query, *, context, language, c
     if capability == "invoice_change" and result.ok and not period:
         invoices = [result.data["current_invoice"], result.data.get("previous_invoice")]
         decision = clarify.period_decision(asked, [i for i in invoices if i], today=clock.today(),
-                                           language=language, paid_is_asked=False)
+                                           language=language, about="change")
         if decision.options:
             return _ask(recorder, context, "period", query, decision.options, language)
         if decision.chosen is not None and decision.chosen.period != invoices[0]["period"]:
@@ -216,7 +216,7 @@ def _billing_facts(recorder, billing, capability, query, *, context, language, c
         # "¿cuánto pagué el mes pasado?", "last month i paid w my card right? how much igtf was that": that invoice's
         # payment is the one the answer states.
         invoices = result.data.get("invoices") or []
-        decision = clarify.period_decision(asked, invoices, today=clock.today(), language=language)
+        decision = clarify.period_decision(asked, invoices, today=clock.today(), language=language, about="payment")
         if decision.chosen is not None and invoices and decision.chosen.period != invoices[0]["period"]:
             earlier = _for_period(recorder, billing, capability, customer_id, decision.chosen.period)
             if earlier.should_escalate:

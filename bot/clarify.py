@@ -187,15 +187,16 @@ def names_a_period(query: str) -> bool:
     return bool(_MONTH_RE.search(text) or _ISO_PERIOD.search(text) or PREVIOUS_PERIOD.search(text))
 
 
-def period_decision(query: str, invoices: list[dict], *, today: date, language: str,
-                    paid_is_asked: bool = True) -> Decision:
+def period_decision(query: str, invoices: list[dict], *, today: date, language: str, about: str = "") -> Decision:
     """Decide which invoice a bill-change question is about, from its words and the account's newest invoices.
 
     `invoices` holds the newest invoices, newest first (the newest two are enough). `chosen` names the
     invoice to explain (compared with the one before it); a Decision with neither chosen nor options
     means the newest. Options (the newest two) only when the words name a month that has no invoice yet.
-    Without `paid_is_asked` (a question about a bill's change), the bill before named as the one they paid
-    ("¿por qué el recargo si pagué la del mes pasado?") is not the one asked about.
+    `about` says what the question asks of that bill. About its "change", the bill before named as the one they paid
+    ("¿por qué el recargo si pagué la del mes pasado?") is not the one asked about. About a "payment", the bill before
+    measured against the newest ("the one before was less right? how much was that bill and the igtf") is the one
+    asked about: only a question about a change compares the newest with it.
     """
     if not invoices:
         return Decision()
@@ -213,10 +214,10 @@ def period_decision(query: str, invoices: list[dict], *, today: date, language: 
             return Decision()
         return Decision(options=(option(newest), option(invoices[1]["period"])))
     text = fold(query, case="lower")
-    if not paid_is_asked:
+    if about == "change":
         text = _PAID_THE_PREVIOUS.sub(" ", text)
-    if (PREVIOUS_PERIOD.search(text) and not THIS_PERIOD.search(text) and not _COMPARED.search(text)
-            and not _PREVIOUS_MEASURED.search(text)
+    compared = about != "payment" and bool(_COMPARED.search(text) or _PREVIOUS_MEASURED.search(text))
+    if (PREVIOUS_PERIOD.search(text) and not THIS_PERIOD.search(text) and not compared
             and len(invoices) > 1):
         return Decision(chosen=option(invoices[1]["period"]))
     return Decision(chosen=option(newest))

@@ -47,8 +47,6 @@ _ACCOUNT_CHANGE = rx(
 )
 _ACCOUNT_PAYMENT = rx(
     r"\b(mi|el) pago\b.*\b(llego|registr|aplic|reflej|proces|pas)",
-    # The tax paid on a payment in foreign currency is on the payment's receipt: "y de igtf cuánto se pagó".
-    r"\bigtf\b",
     # What became of an attempt: "so what happened with my card then", "¿qué pasó con la tarjeta?".
     r"\b(what happened|what went wrong|que paso|que sucedio)\b.{0,30}\b(card|tarjeta|payment|pago|transfer\w*|"
     r"zelle)\b",
@@ -63,6 +61,9 @@ _ACCOUNT_PAYMENT = rx(
     r"cancelamos)\b",
     r"\bhow (did|do) (i|we) pay\b|\bwhat did (i|we) pay (it |that |with |by )",
 )
+# The tax paid on a payment in foreign currency is on the payment's receipt: "y de igtf cuánto se pagó", "how much was
+# that bill and the igtf" — whatever else the question compares.
+_IGTF = rx(r"\bigtf\b")
 # A kind of charge on the bill named ("y de iva cuánto me están cobrando", "ese recargo de dónde sale", "with the
 # discount"): the bill-change capability states each line, the taxes and the late fee's workings.
 _CHARGE_KIND = rx(r"\b(iva|vat|impuestos?|tax|taxes|recargo|mora|late fee|days late|dias de atraso|visita|visit|"
@@ -80,6 +81,8 @@ OWN_BILL = rx(
 def account_capability(text: str) -> str:
     """Return the billing capability that answers a message about the customer's own account."""
     folded = fold(text, case="lower", keep_enye=True)
+    if _IGTF.search(folded):  # the tax on a payment in foreign currency is on its receipt, never on the bill
+        return "payments"
     if _ACCOUNT_CHANGE.search(folded):
         return "invoice_change"
     if _ACCOUNT_PAYMENT.search(folded):

@@ -139,8 +139,7 @@ def test_period_decision(today, query, held, expected):
                                    "why the late fee if i paid last month's bill?"])
 def test_the_bill_they_say_they_paid_is_not_the_change_asked_about(query):
     held = invoices("2026-12", "2026-11")
-    assert period_decision(query, held, today=date(2026, 12, 31), language="es",
-                           paid_is_asked=False) == chosen("2026-12")
+    assert period_decision(query, held, today=date(2026, 12, 31), language="es", about="change") == chosen("2026-12")
     # Asked what they paid, the bill before is the one asked about.
     assert period_decision(query, held, today=date(2026, 12, 31), language="es") == chosen("2026-11")
 
@@ -226,3 +225,11 @@ def test_a_documents_second_passage_for_the_same_kind_does_not_push_the_other_ki
                               docs=["factura-conceptos-es", "recargo-mora-empresarial-es", "ciclo-facturacion-es",
                                     "recargo-mora-hogar-es"])
     assert not spread.options
+
+
+def test_the_bill_before_measured_against_the_newest_is_the_one_a_payment_question_asks_about():
+    held = invoices("2026-12", "2026-11")
+    query = "the one before was less right? how much was that bill and the igtf"
+    assert period_decision(query, held, today=date(2026, 12, 31), language="es", about="payment") == chosen("2026-11")
+    # Asked why the bill changed, the newest is the one compared with it.
+    assert period_decision(query, held, today=date(2026, 12, 31), language="es", about="change") == chosen("2026-12")

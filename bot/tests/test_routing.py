@@ -325,6 +325,7 @@ def test_what_they_paid_and_their_earlier_bill_are_their_records(text, capabilit
     ("y la anterior cuanto fue y con q la pagué?", "payments"),
     ("how did i pay it?", "payments"),
     ("recargo?? pero si yo pague la del mes pasado, xq me ponen eso", "invoice_change"),
+    ("the one before was less right? how much was that bill and the igtf", "payments"),  # the IGTF is on a receipt
 ])
 def test_how_they_paid_and_a_charge_asked_why_name_their_capability(text, capability):
     assert account_capability(text) == capability
