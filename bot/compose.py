@@ -439,9 +439,9 @@ def _part_asked(answer: _Answer, figures: list[KeyFigure]):
     `invoice_line`, its type in the derivation)."""
     lines = [fact for fact in answer.facts.values()
              if fact.kind == "invoice_line" and fact.value and _LINE_NAME.search(fact.text)]
+    wholes = {int(amount) for amount in answer.amounts if amount == amount.to_integral_value()}  # "esos 146"
     by_amount = next((fact for fact in lines if abs(Decimal(fact.value)) in answer.amounts), None) or next(
-        (fact for fact in lines if int(abs(Decimal(fact.value))) in
-         {int(amount) for amount in answer.amounts if amount == amount.to_integral_value()}), None)  # "esos 146"
+        (fact for fact in lines if int(abs(Decimal(fact.value))) in wholes), None)
     if by_amount is not None:
         worked = _computation_of(answer, by_amount) if answer.asks_computed else None
         if worked is not None:

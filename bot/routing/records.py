@@ -18,12 +18,12 @@ _NUMBERED = rx(
     rf"\b{_RECORD}\s*(?:#|no\.?|n°|nro\.?|numero|number|num\.?|id)?\s*:?\s*#?\s*\d{{3,}}",
     r"#\s*\d{3,}",
 )
-# How late the customer paid: "how many days late was i", "¿cuántos días de atraso tuve?" (routing's decision also
-# reads it as their records, not the grace-period rule, beside a policy question's "how many").
 # Which plan the customer has: "y yo q plan es q tengo?", "what plan am I on" (routing's decision also reads it as
 # their records beside a price question's "cuánto cuesta": the price asked is their plan's).
 WHICH_PLAN = (r"\b(que|q|cual|which|what) plan (es (que|q) )?(tengo|tenemos|tiene mi|do i have|do we have|am i on|"
               r"are we on)\b|\bmi plan (actual|contratado)\b")
+# How late the customer paid: "how many days late was i", "¿cuántos días de atraso tuve?" (routing's decision also
+# reads it as their records, not the grace-period rule, beside a policy question's "how many").
 DAYS_LATE = (r"\bdays late (was i|were we|am i|are we|did i pay|did we pay)\b|\bcuantos dias (de atraso|tarde) "
              r"(tuve|tengo|llevo|pague|pagamos)\b")
 _OWED = rx(
