@@ -290,6 +290,11 @@ class PlanPrice:
         }
 
 
+# How the customer's contract bills: month to month, the year prepaid, or the thirty-day trial. Some policies differ
+# by term (the annual plan's and the trial's refunds); a billing system that does not say leaves it unknown ("").
+PLAN_TERMS = ("monthly", "annual", "trial")
+
+
 @dataclass(frozen=True)
 class Plan:
     code: str
@@ -299,19 +304,20 @@ class Plan:
     price: Money
     since: date
     price_history: tuple[PlanPrice, ...] = field(default_factory=tuple)
+    term: str = ""  # one of PLAN_TERMS, "" when billing does not report it
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "plan": {
-                "code": self.code,
-                "name": self.name,
-                "download_mbps": self.download_mbps,
-                "upload_mbps": self.upload_mbps,
-                "price": self.price.to_json(),
-                "since": self.since.isoformat(),
-            },
-            "price_history": [entry.to_json() for entry in self.price_history],
+        plan = {
+            "code": self.code,
+            "name": self.name,
+            "download_mbps": self.download_mbps,
+            "upload_mbps": self.upload_mbps,
+            "price": self.price.to_json(),
+            "since": self.since.isoformat(),
         }
+        if self.term:
+            plan["term"] = self.term
+        return {"plan": plan, "price_history": [entry.to_json() for entry in self.price_history]}
 
 
 @dataclass(frozen=True)
@@ -545,6 +551,7 @@ def parse_plan(payload: Any) -> Plan:
         price=_money(plan, "price", "plan"),
         since=_date(plan, "since", "plan"),
         price_history=tuple(entries),
+        term=_str(plan, "term", "plan", choices=PLAN_TERMS, optional=True) or "",
     )
 
 

@@ -8,10 +8,10 @@ of a home account is 5 %, a business account's a flat USD 3,00). The front matte
     term: annual                 # monthly | annual | trial — absent: any
 
 and a section may narrow it on its heading: `## Calendario para cuentas empresariales {segment=business}`.
-The vocabulary is billing's: its customers carry a segment (home, business) and a plan code; the plan codes
-and names below are the billing simulator's catalogue (a cross-room test holds them equal). Billing does not
-report a contract term; `term` is there for the documents whose rules hold on the annual or the trial plan
-only, and counts only when the caller knows the customer's term.
+The vocabulary is billing's: its customers carry a segment (home, business), a plan code and, when billing
+reports it, a contract term; the plan codes and names below are the billing simulator's catalogue and the terms
+billing's (cross-room tests hold them equal). `term` is there for the documents whose rules hold on the annual
+or the trial plan only, and counts only when the caller knows the customer's term.
 
 Matching keeps what it cannot rule out ("when in doubt, keep"): a document with no audience applies to
 everyone, and a dimension the customer's profile does not know never excludes.

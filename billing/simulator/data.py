@@ -438,6 +438,7 @@ def _plan(code: str, currency: str, since: date, history: list[tuple[str, date, 
         upload_mbps=spec.up,
         price=price(code, currency),
         since=since,
+        term="monthly",  # every simulated contract is billed month to month: one invoice per cycle
         price_history=tuple(
             PlanPrice(
                 plan_code=c, plan_name=PLANS[c].name, price=price(c, currency), start_date=s, end_date=e
