@@ -13,7 +13,7 @@ from django.conf import settings
 
 from bot import clarify, drafting, grounding, identify
 from bot.context import TurnContext
-from bot.document_answers import Passage, compose, gives_each_kinds_rule, one_kinds_rule
+from bot.document_answers import NAMES_A_TERM, Passage, compose, gives_each_kinds_rule, one_kinds_rule
 from bot.escalation import Reason, ask_for_identity, decline_reply, offer_a_person, offer_to_check_account
 from bot.grounding import Evidence
 from bot.joined import own_words
@@ -27,6 +27,7 @@ from bot.routing.text import for_search, read_as_meant
 from bot.routing.types import Route
 from bot.writer import TemplateWriter, WriterRequest, fact_evidence, turn_key_figures
 from core import clock
+from core.text import fold
 from desk.credit_notes import invoice_context_of
 from kb.applicability import Applicability
 from kb.search import search
@@ -115,10 +116,12 @@ def answer(recorder, routing, query, *, context: TurnContext, writer, billing, c
             segment_options = decision.options
     if context_chunks and not segment_options and (routing.route != Route.ACCOUNT or not key_figures and not facts):
         decided = _sibling_documents(recorder, query, context_chunks, context=context, language=routing.language,
-                                     chosen=chosen)
+                                     chosen=chosen, profile=profile)
         if isinstance(decided, Clarify):
             return decided
-        context_chunks = decided
+        context_chunks, by_term = decided
+        if by_term is not None and not picked:
+            picked = f" ({by_term.label})"  # read as if the customer had picked their own case
 
     evidence, sources = _evidence(context_chunks, facts, profile)
     draft.evidence = [
@@ -262,19 +265,32 @@ def _earlier_invoice(recorder, billing, query, customer_id, *, language):
     return older if older.ok or older.should_escalate else None
 
 
-def _sibling_documents(recorder, query, chunks, *, context, language, chosen):
-    """Keep the chunks of the one sibling document the question (or the customer's pick) names, or ask which."""
+def _sibling_documents(recorder, query, chunks, *, context, language, chosen, profile=None):
+    """Keep the chunks of the one sibling document the question (or the customer's pick, or the contract term billing
+    reports for them) names, or ask which: a Clarify, or the chunks kept and the option the term chose (None when
+    the question or the customer chose, or nothing did)."""
     siblings = {slug: clarify.Sibling(slug, row["label"], row["language"], tuple(row["alternatives"]))
                 for slug, row in document_alternatives(slugs=[h.doc for h in chunks]).items()}
     decision = clarify.document_decision(query, [h.doc for h in chunks], siblings, language=language)
+    # The sibling written for the customer's term, else the one sibling retrieval kept that names no term (the
+    # monthly rules, once the annual plan's and the trial's were left out for a monthly customer).
+    term = profile.term if profile is not None else ""
+    kept = list(dict.fromkeys(h.doc for h in chunks if term and h.doc in siblings and h.audience.term in (term, "")))
+    exact = [doc for doc in kept if any(h.doc == doc and h.audience.term == term for h in chunks)]
+    theirs = (exact or (kept if len(kept) == 1 else []) or [None])[0]
+    by_term = None
+    if theirs is not None and decision.chosen is None and (chosen is None or not chosen.doc):
+        # Billing says which case is theirs (an annual customer asking for their money back): no question to ask.
+        # The other terms' documents were left out by retrieval; a document for every term may still be a sibling.
+        decision = by_term = clarify.Decision(chosen=clarify.Option(siblings[theirs].label, doc=theirs))
     if decision.options and chosen is None:
         return _ask(recorder, context, "document", query, decision.options, language)
     picked = chosen if chosen is not None and chosen.doc else decision.chosen
     if picked is not None and siblings:
         # The customer named one case: its siblings' chunks would only answer another case.
         others = {doc for row in siblings.values() for doc in row.alternatives} | set(siblings)
-        return [h for h in chunks if h.doc == picked.doc or h.doc not in others] or chunks
-    return chunks
+        chunks = [h for h in chunks if h.doc == picked.doc or h.doc not in others] or chunks
+    return chunks, (by_term.chosen if by_term is not None else None)
 
 
 def _ask(recorder, context: TurnContext, kind, query, options, language, *, after_answer=False) -> Clarify:
@@ -351,11 +367,15 @@ def _profile(recorder, billing, context: TurnContext, known: dict, *, query: str
             result = billing.account_summary(context.customer_id)
         recorder.draft.tool_calls.append(result.to_json())
         known = (result.data or {}) if result.ok else {}
-    customer, plan = known.get("customer") or {}, known.get("plan") or {}
+    # Billing's plan payload is the plan and its price history: {"plan": {"code": …, "term": …}, "price_history": […]}.
+    customer, plan = known.get("customer") or {}, (known.get("plan") or {}).get("plan") or {}
     if not customer:
         return None
+    # The contract term billing reports (month to month, annual, trial) rules out the other terms' refund and price
+    # rules, unless the question names a term: a monthly customer asking what the annual plan costs asks about it.
+    term = "" if NAMES_A_TERM.search(fold(query, case="lower")) else plan.get("term") or ""
     try:
-        return Applicability(segment=customer.get("segment") or "", plan=plan.get("code") or "")
+        return Applicability(segment=customer.get("segment") or "", plan=plan.get("code") or "", term=term)
     except ValueError:  # a segment or plan the knowledge base's vocabulary does not know: keep everything
         return None
 

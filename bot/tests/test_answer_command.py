@@ -1,6 +1,7 @@
 """`python manage.py answer`: the bot's decision for one message as stable JSON, writing nothing."""
 
 import json
+from dataclasses import replace
 from io import StringIO
 
 import pytest
@@ -266,3 +267,40 @@ def test_a_follow_up_asks_for_the_capability_its_own_words_name(healthy_billing)
                       "--history", "assistant: La línea de la mensualidad aparece dos veces.")
     assert decision["outcome"] == "answered" and decision["route"] == "account", decision
     assert "tu pago de " in decision["reply"], decision["reply"]
+
+
+# The annual plan's and the trial's refund rules are written for those terms only (their front matter says so).
+TERM_ONLY = {"reembolso-plan-anual-es", "reembolso-plan-prueba-es"}
+
+
+def test_a_monthly_customer_asking_for_their_money_back_is_not_asked_which_term_they_are_on(healthy_billing):
+    # Billing reports the contract term: a customer billed month to month is not asked "annual, trial or monthly?",
+    # and the annual plan's and the trial's refund rules are not theirs.
+    customer = _customer(healthy_billing, segment="home")
+    assert healthy_billing.data.accounts[customer].plan.term == "monthly"
+    decision = answer("¿me devuelven la plata si cancelo?", "--customer", customer)
+    assert decision["outcome"] == "answered", decision
+    kept = {row["doc"] for row in decision["retrieved"] if row["kept"]}
+    assert not kept & TERM_ONLY, decision["retrieved"]
+    assert "14 días" not in decision["reply"] and "anual" not in decision["reply"], decision["reply"]
+
+
+def test_an_annual_customer_asking_for_their_money_back_gets_the_annual_plans_rule(healthy_billing, monkeypatch):
+    customer = _customer(healthy_billing, segment="home")
+    account = healthy_billing.data.accounts[customer]
+    monkeypatch.setattr(account, "plan", replace(account.plan, term="annual"))
+    decision = answer("¿me devuelven la plata si cancelo?", "--customer", customer)
+    assert decision["outcome"] == "answered", decision
+    assert "reembolso-plan-prueba-es" not in {row["doc"] for row in decision["retrieved"] if row["kept"]}
+    # Not asked which term is theirs: answered from the annual plan's refund rule, as if they had picked it.
+    cited = {e["id"]: e["text"] for e in decision["evidence"]}
+    assert {cited[c].split("\n")[0] for c in decision["citations"]} == {"Reembolso del plan anual"}, decision
+    assert "100 %" in decision["reply"], decision["reply"]
+
+
+def test_a_monthly_customer_asking_about_the_annual_plan_is_answered_about_it(healthy_billing):
+    # Their own term does not hide the plan they ask about.
+    decision = answer("¿cuánto me ahorro con el plan anual?", "--customer", _customer(healthy_billing, segment="home"))
+    assert decision["outcome"] == "answered", decision
+    assert "plan-anual-es" in {row["doc"] for row in decision["retrieved"] if row["kept"]}, decision["retrieved"]
+    assert "15 %" in decision["reply"], decision["reply"]
