@@ -293,6 +293,7 @@ class PlanPrice:
 # How the customer's contract bills: month to month, the year prepaid, or the thirty-day trial. Some policies differ
 # by term (the annual plan's and the trial's refunds); a billing system that does not say leaves it unknown ("").
 PLAN_TERMS = ("monthly", "annual", "trial")
+PLAN_TERM_LABELS = {"monthly": "billed monthly", "annual": "annual plan, prepaid", "trial": "trial"}
 
 
 @dataclass(frozen=True)

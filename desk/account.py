@@ -14,7 +14,7 @@ from billing.answers.findings.invoice_checks import find_duplicate_charges
 from billing.answers.findings.payments import find_payments
 from billing.answers.money import LANGUAGES, money_text
 from billing.api.client import billing_client
-from billing.records import parse_invoice, parse_payment
+from billing.records import PLAN_TERM_LABELS, parse_invoice, parse_payment
 from desk.labels import code_label
 
 logger = logging.getLogger(__name__)
@@ -81,6 +81,11 @@ class AccountSummary:
     balance: str = ""
     balance_state: str = ""  # due | settled | credit (paid in excess); "" when billing's records could not be read
     language: str = "es"
+
+    @property
+    def plan_term(self) -> str:
+        """How the plan is billed, in words ("billed monthly"); "" when billing does not say."""
+        return PLAN_TERM_LABELS.get((self.plan or {}).get("term") or "", "")
 
     @property
     def duplicates(self) -> int:

@@ -70,6 +70,8 @@ def test_the_panel_lists_the_whole_bill_in_the_contacts_notation(make_staff, hea
     for payment in (p for p in payments if p.invoice_id == invoice.id):
         assert money_text(payment.amount.amount, invoice.currency, language) in panel
     assert not WRONG_NOTATION.search(page), WRONG_NOTATION.search(page).group(0)
+    # How the plan is billed, in words: the term decides which refund rules are the customer's.
+    assert "billed monthly" in panel
 
 
 @pytest.mark.django_db
