@@ -130,7 +130,9 @@ def answer(recorder, routing, query, *, context: TurnContext, writer, billing, c
     figures = turn_key_figures(key_figures, first=len(context_chunks) + 1)
     draft.key_figures = [figure.to_json() for figure in figures]
     draft.prompt_version, draft.model = writer.prompt_version, writer.name
-    request = WriterRequest(query=f"{query}{picked}", language=routing.language, evidence=evidence, sources=sources,
+    # The writer and the relevance check read the question as meant, as retrieval did ("si me cortan el servicio…" is
+    # a suspension, "¿cuánto debo cancelar?" a payment): the help center's words are the meant ones.
+    request = WriterRequest(query=f"{for_search(query)}{picked}", language=routing.language, evidence=evidence, sources=sources,
                             history=list(context.history), capability=capability if facts else "",
                             key_figures=figures, segment=profile.segment if profile else "",
                             said=context.previous_reply)

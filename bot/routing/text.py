@@ -46,6 +46,36 @@ POWER_CUT = rx(r"\b(?:se (?:me |nos |le |les )?(?:fue|va|corto|cae|quito)|sin|no
 _PUT_IN = rx(r"\b(?:pongan|ponga|ponen|pone|poner|ponerme|pusieron|puso|pondran|coloquen|colocan|colocar|monten|montan|"
              r"montar|montaron)\s+(?=(?:la |el |mi |una |un )?(?:fibra|internet|servicio|linea|conexion|router|modem|"
              r"antena)\b)")
+# The service cut off for not paying is its suspension, and putting it back its reconnection: "si me cortan el
+# servicio…", "me cortaron el internet", "sin cortarme", "después del corte", "¿cuánto pago para que me lo vuelvan a
+# poner?". Cut said of the power, the water or the gas ("me cortaron la luz") is not the service; "fecha de corte" is
+# a bill's closing date, not a cut.
+_CUT_ENDINGS = {"ar": "er", "an": "en", "aron": "ieron", "en": "an", "o": "io", "ado": "ido", "ada": "ida",
+                "aran": "eran", "ara": "era", "arme": "erme", "arnos": "ernos", "arle": "erle", "arles": "erles",
+                "ando": "iendo"}
+_CUT = rf"cort(?:{'|'.join(sorted(_CUT_ENDINGS, key=len, reverse=True))})"
+_NOT_THE_SERVICE = r"(?!\s+(?:(?:la|el|el servicio de|el servicio de la)\s+)?(?:luz|agua|gas|energia|electricidad|cable|telefono|pelo|cabello))"
+_CUT_OFF = rx(
+    rf"\b(?:me|nos|le|les|te|lo|la) (?:(?:van|iban|pueden|podrian|va|vayan) a )?{_CUT}\b{_NOT_THE_SERVICE}",
+    rf"\b{_CUT}(?=\s+(?:el|mi|nuestro|la|nuestra|su)\s+(?:internet|servicio|linea|conexion|fibra|wifi)\b)",
+    r"\bcort(?:arme|arnos|arle|arles)\b",
+    rf"\b(?:tengo|tenemos|tiene|tienen|esta|estoy|estamos|estan|quede|quedo|quedamos)\s+(?:el (?:internet|servicio) )?"
+    rf"{_CUT}\b{_NOT_THE_SERVICE}",
+    r"\b(?:el|del) corte\b(?!\s+de\s+(?:luz|agua|gas|energia|electricidad|pelo|cabello))",
+)
+_PUT_BACK = rx(r"\b(?:vuelv(?:an|en|a)|volver|vuelvo)\s+a\s+(?:poner|conectar|activar|instalar|prender|dar)\b")
+_PUT_BACK_VERBS = {"vuelvan": "reconecten", "vuelven": "reconectan", "vuelva": "reconecte", "volver": "reconectar",
+                   "vuelvo": "reconecto"}
+
+
+def _suspend(match: re.Match) -> str:
+    said = match.group(0)
+    if said.endswith(" corte"):  # the noun: "del corte" → "de la suspension"
+        return "de la suspension" if said.startswith("del") else "la suspension"
+    start = said.index("cort")
+    return f"{said[:start]}suspend{_CUT_ENDINGS[said[start + 4:]]}"
+
+
 # A speed said the way customers say it: "el plan de 300 megas", "100 megs", "50mb" is a speed in Mbps, as the plans
 # are named and described ("Fibra 300 … 300 Mbps de bajada").
 _MEGAS = rx(r"(?<=\d)\s*(?:megas?|megs?|mb|mbs|megabits?|mega bits?)\b")
@@ -69,7 +99,9 @@ def _pay(match: re.Match) -> str:
 def _readings(folded: str) -> list[tuple[re.Pattern, object]]:
     """The regional words to read in a folded message and what each means, in order (a power cut keeps "la luz")."""
     steps: list[tuple[re.Pattern, object]] = [(_CHAT_SPELLING, lambda match: _CHAT_SPELLINGS[match.group(0)]),
-                                              (_CANCEL_IS_PAY, _pay), (_PUT_IN, "instalen "), (_MEGAS, " Mbps")]
+                                              (_CANCEL_IS_PAY, _pay), (_PUT_IN, "instalen "), (_MEGAS, " Mbps"),
+                                              (_CUT_OFF, _suspend),
+                                              (_PUT_BACK, lambda match: _PUT_BACK_VERBS[match.group(0).split()[0]])]
     if not POWER_CUT.search(folded):
         steps.append((_UTILITY_BILL, "la factura"))
     return steps

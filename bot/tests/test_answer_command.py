@@ -304,3 +304,11 @@ def test_a_monthly_customer_asking_about_the_annual_plan_is_answered_about_it(he
     assert decision["outcome"] == "answered", decision
     assert "plan-anual-es" in {row["doc"] for row in decision["retrieved"] if row["kept"]}, decision["retrieved"]
     assert "15 %" in decision["reply"], decision["reply"]
+
+
+def test_the_service_cut_off_is_read_as_its_suspension_and_putting_it_back_as_reconnection(healthy_billing):
+    # Read literally, nothing in the help center says "cortar" or "volver a poner": the reconnection page answers.
+    decision = answer("si me cortan el servicio cuánto pago para que me lo vuelvan a poner?",
+                      "--customer", _customer(healthy_billing, segment="home"))
+    assert decision["outcome"] == "answered", decision
+    assert "Bs. 350,00" in decision["reply"], decision["reply"]

@@ -255,6 +255,16 @@ def test_without_a_published_number_the_classifier_stands():
     ("cuánto queda el plan de 100 megas?", "cuánto queda el plan de 100 Mbps?"),  # a speed, as the plans say it
     ("I have the 300mb plan", "I have the 300 Mbps plan"),
     ("tengo 3 meses de deuda", "tengo 3 meses de deuda"),
+    # The service cut off is its suspension, putting it back its reconnection; the power cut and the bill's closing
+    # date ("fecha de corte") are not.
+    ("si me cortan el servicio cuánto pago para que me lo vuelvan a poner",
+     "si me suspenden el servicio cuánto pago para que me lo reconecten"),
+    ("nos cortaron el internet por deuda", "nos suspendieron el internet por deuda"),
+    ("si abono la mitad me dan unos días más sin cortarme?", "si abono la mitad me dan unos días más sin suspenderme?"),
+    ("cuánto cobran para que me vuelvan a activar el internet después del corte?",
+     "cuánto cobran para que me reconecten el internet después de la suspension?"),
+    ("me cortaron la luz", "me cortaron la luz"),
+    ("¿cuál es la fecha de corte de mi factura?", "¿cuál es la fecha de corte de mi factura?"),
 ])
 def test_retrieval_searches_a_regional_word_as_meant_and_the_rest_as_written(text, searched):
     assert for_search(text) == searched
