@@ -6,10 +6,12 @@ puedo pagar la luz?"). Read literally, the first asks to end the service and the
 electricity. The rules read the message as meant: "cancelar" about an amount or a bill is paying, and
 "la luz" or "la energía" about paying, an amount or a bill is the bill — while a power cut ("se fue la
 luz", "no hay luz") stays a power cut, which this assistant cannot help with. Putting in the service is installing
-it ("¿cuánto cuesta que me pongan la fibra?", "cuando me montan el internet").
+it ("¿cuánto cuesta que me pongan la fibra?", "cuando me montan el internet"). The service cut off is its suspension
+and putting it back its reconnection ("si me cortan el servicio", "que me lo vuelvan a poner"), the words the help
+center uses.
 
-Retrieval searches the message as meant too when a regional word was read (`for_search`), so "¿cuánto debo
-cancelar?" finds what paying says, not the cancellation page.
+Retrieval, the classifier, the writer and the relevance check read the message as meant too when a regional word
+was read (`for_search`), so "¿cuánto debo cancelar?" finds what paying says, not the cancellation page.
 """
 
 from __future__ import annotations
