@@ -374,10 +374,14 @@ def _profile(recorder, billing, context: TurnContext, known: dict, *, query: str
     if not customer:
         return None
     # The contract term billing reports (month to month, annual, trial) rules out the other terms' refund and price
-    # rules, unless the question names a term: a monthly customer asking what the annual plan costs asks about it.
-    term = "" if NAMES_A_TERM.search(fold(query, case="lower")) else plan.get("term") or ""
+    # rules, unless the question names a term: a monthly customer asking what the annual plan costs, or a Fibra 300
+    # customer asking what the trial refunds, asks about another contract, and neither their term nor their plan (the
+    # trial is a Fibra 100 plan, the annual plan a Fibra one) rules its pages out.
+    other_contract = bool(NAMES_A_TERM.search(fold(query, case="lower")))
     try:
-        return Applicability(segment=customer.get("segment") or "", plan=plan.get("code") or "", term=term)
+        return Applicability(segment=customer.get("segment") or "",
+                             plan="" if other_contract else plan.get("code") or "",
+                             term="" if other_contract else plan.get("term") or "")
     except ValueError:  # a segment or plan the knowledge base's vocabulary does not know: keep everything
         return None
 

@@ -306,6 +306,17 @@ def test_a_monthly_customer_asking_about_the_annual_plan_is_answered_about_it(he
     assert "15 %" in decision["reply"], decision["reply"]
 
 
+def test_a_customer_asking_about_another_contract_gets_its_rules_whatever_their_own_plan(healthy_billing):
+    # The trial's refund page is written for the trial's plan (Fibra 100); a Fibra 300 customer asking what the trial
+    # refunds asks about that contract, and gets its rule.
+    customer = next(cid for cid, account in sorted(healthy_billing.data.accounts.items())
+                    if account.plan.code == "F300" and account.customer.language == "es")
+    decision = answer("si cancelo el plan de prueba me devuelven la plata?", "--customer", customer)
+    assert decision["outcome"] == "answered", decision
+    assert "reembolso-plan-prueba-es" in {row["doc"] for row in decision["retrieved"] if row["kept"]}
+    assert "7 días" in decision["reply"], decision["reply"]
+
+
 def test_the_service_cut_off_is_read_as_its_suspension_and_putting_it_back_as_reconnection(healthy_billing):
     # Read literally, nothing in the help center says "cortar" or "volver a poner": the reconnection page answers.
     decision = answer("si me cortan el servicio cuánto pago para que me lo vuelvan a poner?",
