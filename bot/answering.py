@@ -13,7 +13,7 @@ from django.conf import settings
 
 from bot import clarify, drafting, grounding, identify
 from bot.context import TurnContext
-from bot.document_answers import NAMES_A_TERM, Passage, compose, gives_each_kinds_rule, one_kinds_rule
+from bot.document_answers import Passage, compose, gives_each_kinds_rule, names_a_term, one_kinds_rule
 from bot.escalation import Reason, ask_for_identity, decline_reply, offer_a_person, offer_to_check_account
 from bot.grounding import Evidence
 from bot.joined import own_words
@@ -27,7 +27,6 @@ from bot.routing.text import for_search, read_as_meant
 from bot.routing.types import Route
 from bot.writer import TemplateWriter, WriterRequest, fact_evidence, turn_key_figures
 from core import clock
-from core.text import fold
 from desk.credit_notes import invoice_context_of
 from kb.applicability import Applicability
 from kb.search import search
@@ -76,9 +75,10 @@ def answer(recorder, routing, query, *, context: TurnContext, writer, billing, c
     # After a clarifying question, the picked option is part of what was asked ("si cancelo, ¿me devuelven el
     # dinero?" + "el anual"): retrieval finds the sibling it names, and the writer reads the question with it.
     picked = f" ({chosen.label})" if chosen is not None and chosen.doc else ""
-    searched = f"{for_search(query)}{picked}"
+    meant = for_search(query)  # the question as the customer means it ("cancelar" a bill is paying it)
     with recorder.stage("retrieve"):
-        result = search(searched, k=settings.BOT_RETRIEVAL_K, applies_to=profile, at_version=context.index_version)
+        result = search(f"{meant}{picked}", k=settings.BOT_RETRIEVAL_K, applies_to=profile,
+                        at_version=context.index_version)
     draft.index_version = result.index_version
     draft.retrieval = [
         {key: value for key, value in hit.as_dict().items() if key != "text"} for hit in result.fused
@@ -132,7 +132,7 @@ def answer(recorder, routing, query, *, context: TurnContext, writer, billing, c
     draft.prompt_version, draft.model = writer.prompt_version, writer.name
     # The writer and the relevance check read the question as meant, as retrieval did ("si me cortan el servicio…" is
     # a suspension, "¿cuánto debo cancelar?" a payment): the help center's words are the meant ones.
-    request = WriterRequest(query=f"{for_search(query)}{picked}", language=routing.language, evidence=evidence, sources=sources,
+    request = WriterRequest(query=f"{meant}{picked}", language=routing.language, evidence=evidence, sources=sources,
                             history=list(context.history), capability=capability if facts else "",
                             key_figures=figures, segment=profile.segment if profile else "",
                             said=context.previous_reply)
@@ -274,17 +274,11 @@ def _sibling_documents(recorder, query, chunks, *, context, language, chosen, pr
     siblings = {slug: clarify.Sibling(slug, row["label"], row["language"], tuple(row["alternatives"]))
                 for slug, row in document_alternatives(slugs=[h.doc for h in chunks]).items()}
     decision = clarify.document_decision(query, [h.doc for h in chunks], siblings, language=language)
-    # The sibling written for the customer's term, else the one sibling retrieval kept that names no term (the
-    # monthly rules, once the annual plan's and the trial's were left out for a monthly customer).
-    term = profile.term if profile is not None else ""
-    kept = list(dict.fromkeys(h.doc for h in chunks if term and h.doc in siblings and h.audience.term in (term, "")))
-    exact = [doc for doc in kept if any(h.doc == doc and h.audience.term == term for h in chunks)]
-    theirs = (exact or (kept if len(kept) == 1 else []) or [None])[0]
     by_term = None
-    if theirs is not None and decision.chosen is None and (chosen is None or not chosen.doc):
+    if decision.chosen is None and (chosen is None or not chosen.doc) and profile is not None:
         # Billing says which case is theirs (an annual customer asking for their money back): no question to ask.
-        # The other terms' documents were left out by retrieval; a document for every term may still be a sibling.
-        decision = by_term = clarify.Decision(chosen=clarify.Option(siblings[theirs].label, doc=theirs))
+        by_term = clarify.term_sibling([(h.doc, h.audience.term) for h in chunks], siblings, profile.term)
+        decision = clarify.Decision(chosen=by_term) if by_term is not None else decision
     if decision.options and chosen is None:
         return _ask(recorder, context, "document", query, decision.options, language)
     picked = chosen if chosen is not None and chosen.doc else decision.chosen
@@ -292,7 +286,7 @@ def _sibling_documents(recorder, query, chunks, *, context, language, chosen, pr
         # The customer named one case: its siblings' chunks would only answer another case.
         others = {doc for row in siblings.values() for doc in row.alternatives} | set(siblings)
         chunks = [h for h in chunks if h.doc == picked.doc or h.doc not in others] or chunks
-    return chunks, (by_term.chosen if by_term is not None else None)
+    return chunks, by_term
 
 
 def _ask(recorder, context: TurnContext, kind, query, options, language, *, after_answer=False) -> Clarify:
@@ -377,7 +371,7 @@ def _profile(recorder, billing, context: TurnContext, known: dict, *, query: str
     # rules, unless the question names a term: a monthly customer asking what the annual plan costs, or a Fibra 300
     # customer asking what the trial refunds, asks about another contract, and neither their term nor their plan (the
     # trial is a Fibra 100 plan, the annual plan a Fibra one) rules its pages out.
-    other_contract = bool(NAMES_A_TERM.search(fold(query, case="lower")))
+    other_contract = names_a_term(query)
     try:
         return Applicability(segment=customer.get("segment") or "",
                              plan="" if other_contract else plan.get("code") or "",

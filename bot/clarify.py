@@ -134,6 +134,20 @@ def document_decision(query: str, ranked_docs: list[str], siblings: dict[str, Si
     return Decision(options=options)
 
 
+def term_sibling(kept: list[tuple[str, str]], siblings: dict[str, Sibling], term: str) -> Option | None:
+    """Return the sibling document that answers a customer whose contract term billing reports, None when none does.
+
+    `kept` holds (document, the term its chunk is written for, "" for any) for each kept chunk, best first. The
+    sibling written for the customer's term wins; else the one sibling left that names no term (the monthly rules,
+    once retrieval left out the annual plan's and the trial's pages for a monthly customer)."""
+    if not term:
+        return None
+    fitting = [doc for doc, written_for in kept if doc in siblings and written_for in (term, "")]
+    exact = [doc for doc, written_for in kept if doc in siblings and written_for == term]
+    theirs = exact[0] if exact else fitting[0] if len(set(fitting)) == 1 else None
+    return None if theirs is None else Option(siblings[theirs].label, doc=theirs)
+
+
 # Words that point at the newest invoice and at the one before it (folded: no accents, lower case).
 THIS_PERIOD = re.compile(
     r"\b(este mes|esta factura|mes actual|factura actual|(?:me )?acaba(?:n)? de llegar|(?:me )?acaba de (?:salir|venir)"

@@ -42,7 +42,13 @@ STOPWORDS = frozenset({
 PRICE_VERBS = frozenset({"cuesta", "cuestan", "costo", "cost", "costs", "vale", "valen"})
 
 # A question that names a plan term: the annual plan, the trial, paying by the year or by the month.
-NAMES_A_TERM = re.compile(r"\b(anual|anuales|annual|yearly|year|ano|prueba|trial|mensual|monthly|12 meses|doce meses)\b")
+_NAMES_A_TERM = re.compile(r"\b(anual|anuales|annual|yearly|year|ano|prueba|trial|mensual|monthly|12 meses|"
+                           r"doce meses)\b")
+
+
+def names_a_term(query: str) -> bool:
+    """Whether a question names a plan term (the annual plan, the trial, paying by the year or by the month)."""
+    return bool(_NAMES_A_TERM.search(fold(query, case="lower")))
 
 _KIND_CUES = (
     # Where to write or call: an e-mail address, a phone number, a web address ("¿a qué correo mando el comprobante?").
@@ -384,7 +390,7 @@ def compose(query: str, passages: list[Passage], *, language: str, kind: str | N
     # A rule that holds on one plan term only (the annual plan's yearly prices, the trial's refund) answers a question
     # that names that term; for one that names none, a passage for every plan comes first at a near-tie ("¿cuánto
     # cuesta el plan Fibra 600?" is the monthly price, not the annual plan's "Fibra 600: USD 387,60").
-    general = not NAMES_A_TERM.search(fold(query, case="lower"))
+    general = not names_a_term(query)
     ordered = sorted(passages, key=lambda p: (p.language != language, general and bool(p.term)))
     everywhere, answering = [], {passage.id for passage in ordered[:4]}
     own = {passage.id: sentences_of(passage) for passage in ordered}  # each passage's sentences, in its order

@@ -28,7 +28,7 @@ def hashed_split(case_id: str) -> str:
     return "dev" if hashlib.sha256(case_id.encode("utf-8")).digest()[0] < 128 else "test"
 
 
-def _json_lines(path: Path):
+def json_lines(path: Path):
     """Yield (line number, object) for each non-blank line of a JSONL file; raise GoldenFileError naming file:line."""
     if not path.exists():
         raise GoldenFileError(f"{path}: no such file")
@@ -47,7 +47,7 @@ def _json_lines(path: Path):
 def read_golden_rows(path: Path) -> list[dict]:
     """Return the validated rows of a JSONL golden file, normalised; raise GoldenFileError naming file:line."""
     rows, seen = [], set()
-    for number, row in _json_lines(path):
+    for number, row in json_lines(path):
         out_of_scope = row.get("out_of_scope", False)
         if not isinstance(out_of_scope, bool):
             raise GoldenFileError(f"{path}:{number}: out_of_scope must be true or false")
@@ -126,7 +126,7 @@ def read_golden(path: Path) -> list[GoldenCase]:
 def read_offtopic(path: Path) -> list[GoldenCase]:
     """Return the messages of a labelled off-topic file (`id`, `text`, `language`, `split`) as out-of-scope cases."""
     cases = []
-    for number, row in _json_lines(path):
+    for number, row in json_lines(path):
         if not row.get("id") or not row.get("text"):
             raise GoldenFileError(f"{path}:{number}: an off-topic line needs id and text")
         cases.append(metrics_case({"id": str(row["id"]), "query": str(row["text"]), "split": row.get("split"),

@@ -14,8 +14,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bot.routing.classifier import LocalRouter
-from bot.routing.text import for_search
+from bot.routing.classifier import LocalRouter, classified_text
 from bot.routing.types import Route
 
 LABELS_DIR = Path(__file__).resolve().parent / "fixtures" / "labels"
@@ -77,7 +76,7 @@ def routing_report(router: LocalRouter, split: str, messages: list[dict] | None 
     """Route every message of a split (or the `messages` given) with the router's rules and classifier; count what
     went where."""
     messages = labelled_messages(split) if messages is None else messages
-    vectors = router.cache.embed([for_search(m["text"]) for m in messages], router.embedder.embed_query)
+    vectors = router.cache.embed([classified_text(m["text"]) for m in messages], router.embedder.embed_query)
     report = RoutingReport(split=split, total=len(messages), correct=0)
     for message, vector in zip(messages, vectors, strict=True):
         routing = router.route_vector(message["text"], vector, default_language=message["language"])

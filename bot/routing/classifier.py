@@ -94,6 +94,12 @@ class Probe:
         return {route: float(p) for route, p in zip(self.routes, probabilities, strict=True)}
 
 
+def classified_text(text: str) -> str:
+    """The text the classifier embeds: the message as the customer means it, as the rules and retrieval read it
+    ("si me cortan el servicio" is a suspension)."""
+    return for_search(text)
+
+
 class LocalRouter:
     """Rules, then the probe fitted on the examples' vectors (cached on disk by model and text)."""
 
@@ -113,7 +119,7 @@ class LocalRouter:
 
     def route(self, text: str, *, kind: str = "text", default_language: str = "es") -> Routing:
         """Route one message: a rule when one applies, else the probe (the message is embedded only then)."""
-        vector = self.embedder.embed_query(for_search(text)) if rule_route(text, kind=kind) is None else None
+        vector = self.embedder.embed_query(classified_text(text)) if rule_route(text, kind=kind) is None else None
         return self.route_vector(text, vector, kind=kind, default_language=default_language)
 
     def route_vector(self, text: str, vector, *, kind: str = "text", default_language: str = "es") -> Routing:

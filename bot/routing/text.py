@@ -56,7 +56,8 @@ _CUT_ENDINGS = {"ar": "er", "an": "en", "aron": "ieron", "en": "an", "o": "io", 
                 "aran": "eran", "ara": "era", "arme": "erme", "arnos": "ernos", "arle": "erle", "arles": "erles",
                 "ando": "iendo"}
 _CUT = rf"cort(?:{'|'.join(sorted(_CUT_ENDINGS, key=len, reverse=True))})"
-_NOT_THE_SERVICE = r"(?!\s+(?:(?:la|el|el servicio de|el servicio de la)\s+)?(?:luz|agua|gas|energia|electricidad|cable|telefono|pelo|cabello))"
+_NOT_THE_SERVICE = (r"(?!\s+(?:(?:la|el|el servicio de|el servicio de la)\s+)?"
+                    r"(?:luz|agua|gas|energia|electricidad|cable|telefono|pelo|cabello))")
 _CUT_OFF = rx(
     rf"\b(?:me|nos|le|les|te|lo|la) (?:(?:van|iban|pueden|podrian|va|vayan) a )?{_CUT}\b{_NOT_THE_SERVICE}",
     rf"\b{_CUT}(?=\s+(?:el|mi|nuestro|la|nuestra|su)\s+(?:internet|servicio|linea|conexion|fibra|wifi)\b)",

@@ -1,6 +1,5 @@
 """python manage.py eval_question_kinds [FILE…] — how often the template writer reads a question's kind as labelled."""
 
-import json
 from collections import Counter
 from pathlib import Path
 
@@ -8,6 +7,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from bot.document_answers import question_kind
+from evals.golden import GoldenFileError, json_lines
 
 DEFAULT_FILES = ("evals/fixtures/answers.jsonl", "evals/fixtures/answers_more.jsonl")
 
@@ -24,11 +24,10 @@ class Command(BaseCommand):
     def handle(self, *args, files, **options):
         for name in files or [str(Path(settings.BASE_DIR) / f) for f in DEFAULT_FILES]:
             try:
-                text = Path(name).read_text(encoding="utf-8")
-                rows = [json.loads(line) for line in text.splitlines() if line.strip()]
-            except (OSError, ValueError) as exc:
+                rows = [row for _number, row in json_lines(Path(name))]
+            except (OSError, UnicodeDecodeError, GoldenFileError) as exc:
                 raise CommandError(f"{name}: cannot read it as JSONL ({exc})") from exc
-            labelled = [row for row in rows if isinstance(row, dict) and row.get("kind") and row.get("query")]
+            labelled = [row for row in rows if row.get("kind") and row.get("query")]
             if not labelled:
                 raise CommandError(f"{name}: no row with a query and a kind")
             for split in sorted({row.get("split", "") for row in labelled}):
