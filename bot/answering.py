@@ -120,8 +120,8 @@ def answer(recorder, routing, query, *, context: TurnContext, writer, billing, c
         if isinstance(decided, Clarify):
             return decided
         context_chunks, by_term = decided
-        if by_term is not None and not picked:
-            picked = f" ({by_term.label})"  # read as if the customer had picked their own case
+        if by_term is not None:  # only when the customer picked nothing: read as if they had picked their own case
+            picked = f" ({by_term.label})"
 
     evidence, sources = _evidence(context_chunks, facts, profile)
     draft.evidence = [
@@ -267,7 +267,7 @@ def _earlier_invoice(recorder, billing, query, customer_id, *, language):
     return older if older.ok or older.should_escalate else None
 
 
-def _sibling_documents(recorder, query, chunks, *, context, language, chosen, profile=None):
+def _sibling_documents(recorder, query, chunks, *, context, language, chosen, profile):
     """Keep the chunks of the one sibling document the question (or the customer's pick, or the contract term billing
     reports for them) names, or ask which: a Clarify, or the chunks kept and the option the term chose (None when
     the question or the customer chose, or nothing did)."""

@@ -142,9 +142,10 @@ def term_sibling(kept: list[tuple[str, str]], siblings: dict[str, Sibling], term
     once retrieval left out the annual plan's and the trial's pages for a monthly customer)."""
     if not term:
         return None
-    fitting = [doc for doc, written_for in kept if doc in siblings and written_for in (term, "")]
-    exact = [doc for doc, written_for in kept if doc in siblings and written_for == term]
-    theirs = exact[0] if exact else fitting[0] if len(set(fitting)) == 1 else None
+    fitting = [(doc, written_for) for doc, written_for in kept if doc in siblings and written_for in (term, "")]
+    exact = next((doc for doc, written_for in fitting if written_for == term), None)
+    docs = {doc for doc, _written_for in fitting}
+    theirs = exact or (next(iter(docs)) if len(docs) == 1 else None)
     return None if theirs is None else Option(siblings[theirs].label, doc=theirs)
 
 
